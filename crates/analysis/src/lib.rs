@@ -1,0 +1,32 @@
+//! What embedlab measures on a table of word vectors, whatever produced it.
+//!
+//! * [`eval_vocab`]: which rows a benchmark may use (`restrict_vocab`) and how words are matched
+//!   (case-insensitively, the most frequent casing winning, as gensim does).
+//! * [`analogy`]: 3CosAdd and 3CosMul on questions-words files, per section, semantic/syntactic.
+//! * [`similarity`]: Pearson and Spearman against human similarity judgements, OOV counted.
+//! * [`stats`]: the correlation coefficients.
+//!
+//! The numbers agree with gensim 4.4 (`tests/conformance.rs`).
+
+pub mod analogy;
+pub mod eval_vocab;
+pub mod similarity;
+pub mod stats;
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error(transparent)]
+    Read(#[from] corpus::CorpusError),
+    #[error("{path}:{line}: {message}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+pub use analogy::{AnalogyMethod, AnalogyReport, AnalogySet};
+pub use eval_vocab::EvalVocab;
+pub use similarity::{SimilarityReport, SimilaritySet};

@@ -1,0 +1,333 @@
+//! The corpus encoded once as word ids, with chunk boundaries that no context window crosses.
+//!
+//! Encoding makes a single hashing pass: each token gets a provisional id on first sight
+//! (first-occurrence order, which is also the vocabulary's tie-break), counts are summed per
+//! provisional id, the vocabulary is built from the counts, and a lookup table maps provisional
+//! ids to final ids. Tokens outside the vocabulary become [`crate::SpecialTokens::unk`]: word2vec
+//! skips them (as gensim drops rare words before windowing), the transformer sees `[UNK]`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{read, tokenize, CorpusError, Preset, Vocab};
+
+/// How a corpus file becomes ids. Serialised in every experiment config.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CorpusConfig {
+    /// Path to the text (plain or gzip).
+    pub path: PathBuf,
+    pub preset: Preset,
+    /// Lower-case every token before counting (text8 is already lower-case).
+    pub lowercase: bool,
+    /// Words occurring fewer times are out of vocabulary.
+    pub min_count: u64,
+    /// Keep at most this many words (the most frequent).
+    pub max_size: Option<usize>,
+    /// Longest chunk of tokens: sentences longer than this, and text8's single line, are cut into
+    /// chunks of this length (word2vec.c uses 1,000, gensim 10,000).
+    pub chunk_len: usize,
+}
+
+impl Default for CorpusConfig {
+    fn default() -> Self {
+        CorpusConfig {
+            path: PathBuf::from("data/corpora/text8.gz"),
+            preset: Preset::Text8,
+            lowercase: false,
+            min_count: 5,
+            max_size: None,
+            chunk_len: 10_000,
+        }
+    }
+}
+
+/// Token ids with chunk boundaries: chunk `i` is `ids[bounds[i]..bounds[i + 1]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Encoded {
+    pub ids: Vec<u32>,
+    pub bounds: Vec<usize>,
+    /// The id used for tokens outside the vocabulary.
+    pub unk: u32,
+}
+
+impl Encoded {
+    pub fn chunks(&self) -> impl ExactSizeIterator<Item = &[u32]> + '_ {
+        self.bounds.windows(2).map(|w| &self.ids[w[0]..w[1]])
+    }
+    pub fn n_chunks(&self) -> usize {
+        self.bounds.len().saturating_sub(1)
+    }
+    pub fn n_tokens(&self) -> usize {
+        self.ids.len()
+    }
+    pub fn n_oov(&self) -> usize {
+        self.ids.iter().filter(|&&i| i == self.unk).count()
+    }
+}
+
+/// Counts that describe a corpus at a `min_count`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CorpusStats {
+    pub tokens: u64,
+    pub types: u64,
+    pub min_count: u64,
+    pub vocab_size: u64,
+    /// Share of the corpus's tokens that are vocabulary words.
+    pub coverage: f64,
+    pub chunks: u64,
+}
+
+/// A corpus read, tokenised and encoded, with its vocabulary.
+#[derive(Clone, Debug)]
+pub struct Corpus {
+    pub source: PathBuf,
+    pub vocab: Vocab,
+    pub encoded: Encoded,
+    /// Distinct token types before `min_count` (the unknown marker of a preset excluded).
+    pub n_types: usize,
+    pub config: CorpusConfig,
+}
+
+impl Corpus {
+    /// Reads, tokenises, builds the vocabulary and encodes, per `config`.
+    pub fn load(config: &CorpusConfig) -> Result<Corpus, CorpusError> {
+        validate(config)?;
+        let text = read::read_text(&config.path)?;
+        Self::from_text(&text, &config.path, config)
+    }
+
+    /// Like [`Corpus::load`] on text already in memory; `source` names it in errors.
+    pub fn from_text(
+        text: &str,
+        source: &Path,
+        config: &CorpusConfig,
+    ) -> Result<Corpus, CorpusError> {
+        validate(config)?;
+        let lowered;
+        let text = if config.lowercase {
+            lowered = text.to_lowercase();
+            &lowered
+        } else {
+            text
+        };
+        let normalised = config.preset.normalise(text);
+        let marker = config.preset.unknown_marker();
+
+        // Pass 1: provisional ids in first-occurrence order, counts, chunk bounds.
+        const MARKER: u32 = u32::MAX;
+        let mut first_seen: HashMap<&str, u32> = HashMap::new();
+        let mut seen_words: Vec<&str> = Vec::new();
+        let mut counts: Vec<u64> = Vec::new();
+        let mut provisional: Vec<u32> = Vec::new();
+        let mut bounds = vec![0usize];
+        for sentence in tokenize::sentences(config.preset, &normalised) {
+            for piece in sentence.chunks(config.chunk_len) {
+                for &tok in piece {
+                    if Some(tok) == marker {
+                        provisional.push(MARKER);
+                        continue;
+                    }
+                    let id = *first_seen.entry(tok).or_insert_with(|| {
+                        seen_words.push(tok);
+                        counts.push(0);
+                        (seen_words.len() - 1) as u32
+                    });
+                    counts[id as usize] += 1;
+                    provisional.push(id);
+                }
+                bounds.push(provisional.len());
+            }
+        }
+        if provisional.is_empty() {
+            return Err(CorpusError::Empty {
+                path: source.to_owned(),
+            });
+        }
+        let vocab = Vocab::from_counts(
+            seen_words
+                .iter()
+                .zip(&counts)
+                .map(|(w, &c)| (w.to_string(), c)),
+            config.min_count,
+            config.max_size,
+        );
+        if vocab.is_empty() {
+            return Err(CorpusError::NoWordReachesMinCount {
+                path: source.to_owned(),
+                min_count: config.min_count,
+                max_count: counts.iter().copied().max().unwrap_or(0),
+            });
+        }
+        // Pass 2: provisional -> final ids through a table (no second round of hashing).
+        let unk = vocab.specials().unk;
+        let table: Vec<u32> = seen_words
+            .iter()
+            .map(|w| vocab.id(w).unwrap_or(unk))
+            .collect();
+        let ids = provisional
+            .into_iter()
+            .map(|p| if p == MARKER { unk } else { table[p as usize] })
+            .collect();
+        Ok(Corpus {
+            source: source.to_owned(),
+            vocab,
+            encoded: Encoded { ids, bounds, unk },
+            n_types: seen_words.len(),
+            config: config.clone(),
+        })
+    }
+
+    /// Encodes another text with this corpus's vocabulary (e.g. held-out WikiText with the text8
+    /// vocabulary), so ids mean the same words.
+    pub fn encode_with_vocab(&self, text: &str, preset: Preset, lowercase: bool) -> Encoded {
+        let lowered;
+        let text = if lowercase {
+            lowered = text.to_lowercase();
+            &lowered
+        } else {
+            text
+        };
+        let normalised = preset.normalise(text);
+        let unk = self.vocab.specials().unk;
+        let mut ids = Vec::new();
+        let mut bounds = vec![0];
+        for sentence in tokenize::sentences(preset, &normalised) {
+            for piece in sentence.chunks(self.config.chunk_len) {
+                ids.extend(piece.iter().map(|t| self.vocab.id(t).unwrap_or(unk)));
+                bounds.push(ids.len());
+            }
+        }
+        Encoded { ids, bounds, unk }
+    }
+
+    pub fn stats(&self) -> CorpusStats {
+        let tokens = self.encoded.n_tokens() as u64;
+        let covered = self.vocab.total_count();
+        CorpusStats {
+            tokens,
+            types: self.n_types as u64,
+            min_count: self.config.min_count,
+            vocab_size: self.vocab.len() as u64,
+            coverage: covered as f64 / tokens as f64,
+            chunks: self.encoded.n_chunks() as u64,
+        }
+    }
+}
+
+fn validate(config: &CorpusConfig) -> Result<(), CorpusError> {
+    if config.chunk_len == 0 {
+        return Err(CorpusError::Config("chunk_len must be at least 1".into()));
+    }
+    if config.max_size == Some(0) {
+        return Err(CorpusError::Config(
+            "max_size must be at least 1 when set".into(),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(preset: Preset, min_count: u64, chunk_len: usize) -> CorpusConfig {
+        CorpusConfig {
+            path: "mem".into(),
+            preset,
+            lowercase: false,
+            min_count,
+            max_size: None,
+            chunk_len,
+        }
+    }
+
+    #[test]
+    fn encodes_ids_chunks_and_unknowns() {
+        let text = "b a b c a b d";
+        let c = Corpus::from_text(text, Path::new("mem"), &cfg(Preset::Text8, 2, 3)).unwrap();
+        assert_eq!(c.vocab.words(), &["b", "a"]);
+        let unk = c.vocab.specials().unk;
+        assert_eq!(c.encoded.ids, vec![0, 1, 0, unk, 1, 0, unk]);
+        let chunks: Vec<_> = c.encoded.chunks().collect();
+        assert_eq!(chunks, vec![&[0, 1, 0][..], &[unk, 1, 0][..], &[unk][..]]);
+        let s = c.stats();
+        assert_eq!((s.tokens, s.types, s.vocab_size, s.chunks), (7, 4, 2, 3));
+        assert!((s.coverage - 5.0 / 7.0).abs() < 1e-12);
+        assert_eq!(c.encoded.n_oov(), 2);
+    }
+
+    #[test]
+    fn wikitext_unk_marker_is_never_a_word() {
+        let text = " <unk> cat <unk>\n = Head = \n cat dog <unk>\n";
+        let c = Corpus::from_text(text, Path::new("mem"), &cfg(Preset::Wikitext, 1, 100)).unwrap();
+        assert_eq!(c.vocab.words(), &["cat", "dog"]);
+        let unk = c.vocab.specials().unk;
+        assert_eq!(c.encoded.ids, vec![unk, 0, unk, 0, 1, unk]);
+        assert_eq!(c.encoded.bounds, vec![0, 3, 6]);
+        assert_eq!(c.n_types, 2);
+    }
+
+    #[test]
+    fn lowercase_merges_casings() {
+        let mut config = cfg(Preset::Lines, 2, 100);
+        config.lowercase = true;
+        let c = Corpus::from_text("The cat\nthe Cat", Path::new("mem"), &config).unwrap();
+        assert_eq!(c.vocab.words(), &["the", "cat"]);
+    }
+
+    #[test]
+    fn empty_corpus_is_an_error_naming_the_file() {
+        let err = Corpus::from_text(
+            "  \n \n",
+            Path::new("data/empty.txt"),
+            &cfg(Preset::Lines, 1, 10),
+        )
+        .unwrap_err();
+        assert!(matches!(err, CorpusError::Empty { .. }));
+        assert!(err.to_string().contains("data/empty.txt"));
+        // A WikiText file with only headings is empty too.
+        let err = Corpus::from_text(
+            " = A = \n",
+            Path::new("w.txt"),
+            &cfg(Preset::Wikitext, 1, 10),
+        )
+        .unwrap_err();
+        assert!(matches!(err, CorpusError::Empty { .. }));
+    }
+
+    #[test]
+    fn no_word_reaching_min_count_is_an_error() {
+        let err = Corpus::from_text(
+            "a b a c",
+            Path::new("small.txt"),
+            &cfg(Preset::Text8, 5, 10),
+        )
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("small.txt")
+                && msg.contains("min_count 5")
+                && msg.contains("occurs 2 times"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn bad_config_is_rejected() {
+        let err = Corpus::from_text("a", Path::new("m"), &cfg(Preset::Text8, 1, 0)).unwrap_err();
+        assert!(err.to_string().contains("chunk_len"));
+    }
+
+    #[test]
+    fn other_text_is_encoded_with_the_same_ids() {
+        let c =
+            Corpus::from_text("x y x z y x", Path::new("m"), &cfg(Preset::Text8, 2, 100)).unwrap();
+        let e = c.encode_with_vocab("y q\nx", Preset::Lines, false);
+        let unk = c.vocab.specials().unk;
+        assert_eq!(e.ids, vec![1, unk, 0]);
+        assert_eq!(e.bounds, vec![0, 2, 3]);
+    }
+}

@@ -1,0 +1,17 @@
+pub mod bench;
+pub mod corpus_stats;
+pub mod eval;
+
+use corpus::{Corpus, CorpusConfig};
+
+use crate::{paths, Args};
+
+/// The corpus named by `--corpus` or the config, resolved against the repository root.
+pub fn load_corpus(args: &Args, config: &CorpusConfig) -> anyhow::Result<Corpus> {
+    let mut config = config.clone();
+    if let Some(p) = &args.corpus {
+        config.path = p.clone();
+    }
+    config.path = paths::resolve(&config.path);
+    Ok(Corpus::load(&config)?)
+}

@@ -1,0 +1,90 @@
+//! `cargo run --release -p experiments -- --exp <name>`: every embedlab experiment behind one
+//! flag. Each experiment lives in its own module under `exp/`; shared plumbing (paths, configs,
+//! tidy CSV output) is in `paths`, `config` and `output`.
+
+mod config;
+mod exp;
+mod output;
+mod paths;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, ValueEnum};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Experiment {
+    /// Tokens, types, vocabulary size and coverage of the corpus.
+    CorpusStats,
+    /// Evaluate a word2vec text/binary file on every analogy and similarity set in data/.
+    Eval,
+    /// The nearest words to `--word` in `--vectors`, with cosines.
+    Neighbours,
+    /// Time corpus encoding and analogy evaluation; writes results/bench/*.csv.
+    Bench,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    Flex,
+    Ndarray,
+    Wgpu,
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "experiments",
+    about = "embedlab: word2vec vs transformer embeddings, measured"
+)]
+pub struct Args {
+    /// The experiment to run.
+    #[arg(long, value_enum)]
+    pub exp: Experiment,
+    /// TOML config (default: experiments/configs/<exp>.toml when it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Corpus file, overriding the config's `corpus.path`.
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
+    /// Where CSV and figures go.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Random seed, overriding the config's.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// burn backend for transformer experiments.
+    #[arg(long, value_enum, default_value = "flex")]
+    pub backend: Backend,
+    /// Tiny sizes for smoke runs.
+    #[arg(long)]
+    pub quick: bool,
+    /// Word vectors (word2vec text or binary) for `eval` and `neighbours`.
+    #[arg(long)]
+    pub vectors: Option<PathBuf>,
+    /// Extra similarity sets (`word<TAB>word<TAB>score`) for `eval`; repeatable.
+    #[arg(long)]
+    pub similarity: Vec<PathBuf>,
+    /// Query word for `neighbours`.
+    #[arg(long)]
+    pub word: Option<String>,
+    /// How many neighbours `neighbours` prints.
+    #[arg(long, default_value_t = 10)]
+    pub topn: usize,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let result = match args.exp {
+        Experiment::CorpusStats => exp::corpus_stats::run(&args),
+        Experiment::Eval => exp::eval::run(&args),
+        Experiment::Neighbours => exp::eval::neighbours(&args),
+        Experiment::Bench => exp::bench::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

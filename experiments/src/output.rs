@@ -1,0 +1,35 @@
+//! Result files: CSV written atomically (complete or absent, never half-written).
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde::Serialize;
+
+/// Writes `rows` as CSV with a header row, atomically.
+pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> {
+    corpus::io::write_atomic(path, |w| {
+        let mut csv = csv::Writer::from_writer(w);
+        for row in rows {
+            csv.serialize(row).map_err(std::io::Error::other)?;
+        }
+        csv.flush()
+    })
+    .with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// One measurement, in the tidy layout every experiment writes: one row per
+/// (model, representation, layer, benchmark, metric), with the sample size and the OOV count.
+#[derive(Clone, Debug, Serialize)]
+pub struct TidyRow {
+    pub experiment: String,
+    pub model: String,
+    pub representation: String,
+    pub layer: Option<usize>,
+    pub benchmark: String,
+    pub metric: String,
+    pub value: f64,
+    pub n: usize,
+    pub oov: usize,
+    pub seed: Option<u64>,
+    pub backend: Option<String>,
+}

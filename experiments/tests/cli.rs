@@ -1,0 +1,186 @@
+//! The command line as a user meets it: each bad input is a clear error naming the file (and
+//! line or offset), a non-zero exit, and no result file left behind.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_experiments"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn corpus_stats(corpus: &Path, out: &Path) -> Output {
+    run(&[
+        "--exp",
+        "corpus-stats",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn corpus_stats_counts_a_small_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("c.txt");
+    // "a" x6, "b" x5, "c" x1: two words reach min_count 5.
+    std::fs::write(&corpus, "a b a b a b a b a b a c").unwrap();
+    let o = corpus_stats(&corpus, dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(dir.path().join("corpus-stats.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "corpus,preset,tokens,types,min_count,vocab_size,coverage,chunks"
+    );
+    let fields: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&fields[1..6], ["text8", "12", "3", "5", "2"]);
+    assert!((fields[6].parse::<f64>().unwrap() - 11.0 / 12.0).abs() < 1e-12);
+}
+
+fn assert_fails_cleanly(o: &Output, out: &Path, needles: &[&str]) {
+    assert!(!o.status.success());
+    let err = stderr(o);
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks {n:?}: {err}");
+    }
+    assert!(
+        !out.join("corpus-stats.csv").exists(),
+        "partial output left behind"
+    );
+}
+
+#[test]
+fn missing_corpus_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = corpus_stats(&dir.path().join("nope.txt"), dir.path());
+    assert_fails_cleanly(&o, dir.path(), &["nope.txt", "cannot read"]);
+}
+
+#[test]
+fn empty_corpus_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("empty.txt");
+    std::fs::write(&corpus, " \n\n").unwrap();
+    let o = corpus_stats(&corpus, dir.path());
+    assert_fails_cleanly(&o, dir.path(), &["empty.txt", "empty"]);
+}
+
+#[test]
+fn corpus_without_frequent_words_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("rare.txt");
+    std::fs::write(&corpus, "every word here is different").unwrap();
+    let o = corpus_stats(&corpus, dir.path());
+    assert_fails_cleanly(&o, dir.path(), &["rare.txt", "no word reaches min_count 5"]);
+}
+
+#[test]
+fn invalid_utf8_names_line_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("latin1.txt");
+    std::fs::write(&corpus, b"fine text\ncaf\xe9 au lait\n").unwrap();
+    let o = corpus_stats(&corpus, dir.path());
+    assert_fails_cleanly(&o, dir.path(), &["latin1.txt", "line 2", "byte offset 13"]);
+}
+
+#[test]
+fn unknown_experiment_lists_the_valid_ones() {
+    let o = run(&["--exp", "nonsense"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("possible values") && err.contains("corpus-stats") && err.contains("eval"),
+        "{err}"
+    );
+}
+
+#[test]
+fn config_with_unknown_key_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("typo.toml");
+    std::fs::write(&cfg, "[corpus]\nmin_cont = 3\n").unwrap();
+    let o = run(&[
+        "--exp",
+        "corpus-stats",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_fails_cleanly(&o, dir.path(), &["typo.toml", "min_cont"]);
+}
+
+#[test]
+fn eval_reports_malformed_vectors_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let vecs = dir.path().join("bad.txt");
+    std::fs::write(&vecs, "2 3\nking 1 2 3\nqueen 1 2\n").unwrap();
+    let o = run(&[
+        "--exp",
+        "eval",
+        "--vectors",
+        vecs.to_str().unwrap(),
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("bad.txt:3:"), "{}", stderr(&o));
+    assert!(!dir.path().join("eval").exists());
+}
+
+#[test]
+fn eval_and_neighbours_on_the_conformance_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let vecs =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/conformance/vectors-10k-50d.bin");
+    let o = run(&[
+        "--exp",
+        "eval",
+        "--vectors",
+        vecs.to_str().unwrap(),
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(dir.path().join("eval/vectors-10k-50d.bin.csv")).unwrap();
+    // gensim: 3CosAdd total accuracy 402 / 4566 on these vectors (restrict_vocab >= 10,000).
+    let total = csv
+        .lines()
+        .find(|l| l.contains("questions-words:total,3CosAdd"))
+        .unwrap();
+    assert!(
+        total.contains(&format!("{},4566,14978", 402.0 / 4566.0)),
+        "{total}"
+    );
+    assert!(csv.lines().any(|l| l.contains(",WS-353-ALL,spearman,")));
+    let o = run(&[
+        "--exp",
+        "neighbours",
+        "--vectors",
+        vecs.to_str().unwrap(),
+        "--word",
+        "king",
+        "--topn",
+        "3",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.lines().count(), 3);
+    assert!(out.lines().any(|l| l.starts_with("prince")), "{out}");
+    let o = run(&[
+        "--exp",
+        "neighbours",
+        "--vectors",
+        vecs.to_str().unwrap(),
+        "--word",
+        "qwertyuiop",
+    ]);
+    assert!(!o.status.success() && stderr(&o).contains("qwertyuiop"));
+}
