@@ -16,12 +16,17 @@ use clap::{Parser, ValueEnum};
 pub enum Experiment {
     /// Tokens, types, vocabulary size and coverage of the corpus.
     CorpusStats,
+    /// Train word2vec skip-gram and CBOW, write vectors, run stats and their evaluation.
+    Word2vec,
     /// Evaluate a word2vec text/binary file on every analogy and similarity set in data/.
     Eval,
     /// The nearest words to `--word` in `--vectors`, with cosines.
     Neighbours,
     /// Time corpus encoding and analogy evaluation; writes results/bench/*.csv.
     Bench,
+    /// Train one word2vec model (`--model`, `--threads`) for the speed/memory benchmark; one
+    /// process per run so peak memory is the run's own (scripts/bench_word2vec.sh runs them all).
+    BenchWord2vec,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -67,6 +72,12 @@ pub struct Args {
     /// Query word for `neighbours`.
     #[arg(long)]
     pub word: Option<String>,
+    /// Which model an experiment trains, where it trains one (`bench-word2vec`: sgns or cbow).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Training threads, overriding the config's.
+    #[arg(long)]
+    pub threads: Option<usize>,
     /// How many neighbours `neighbours` prints.
     #[arg(long, default_value_t = 10)]
     pub topn: usize,
@@ -76,9 +87,11 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let result = match args.exp {
         Experiment::CorpusStats => exp::corpus_stats::run(&args),
+        Experiment::Word2vec => exp::word2vec::run(&args),
         Experiment::Eval => exp::eval::run(&args),
         Experiment::Neighbours => exp::eval::neighbours(&args),
         Experiment::Bench => exp::bench::run(&args),
+        Experiment::BenchWord2vec => exp::word2vec::bench(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::tokenize::Token;
 use crate::{read, tokenize, CorpusError, Preset, Vocab};
 
 /// How a corpus file becomes ids. Serialised in every experiment config.
@@ -123,23 +124,36 @@ impl Corpus {
         let mut counts: Vec<u64> = Vec::new();
         let mut provisional: Vec<u32> = Vec::new();
         let mut bounds = vec![0usize];
-        for sentence in tokenize::sentences(config.preset, &normalised) {
-            for piece in sentence.chunks(config.chunk_len) {
-                for &tok in piece {
-                    if Some(tok) == marker {
-                        provisional.push(MARKER);
-                        continue;
+        // An exact reservation: a push-grown buffer could hold twice the tokens.
+        provisional.reserve_exact(normalised.split_whitespace().count());
+        let mut in_chunk = 0;
+        for token in tokenize::tokens(config.preset, &normalised) {
+            let tok = match token {
+                Token::Word(w) => w,
+                Token::EndOfSentence => {
+                    if in_chunk > 0 {
+                        bounds.push(provisional.len());
+                        in_chunk = 0;
                     }
-                    let id = *first_seen.entry(tok).or_insert_with(|| {
-                        seen_words.push(tok);
-                        counts.push(0);
-                        (seen_words.len() - 1) as u32
-                    });
-                    counts[id as usize] += 1;
-                    provisional.push(id);
+                    continue;
                 }
+            };
+            if in_chunk == config.chunk_len {
                 bounds.push(provisional.len());
+                in_chunk = 0;
             }
+            in_chunk += 1;
+            if Some(tok) == marker {
+                provisional.push(MARKER);
+                continue;
+            }
+            let id = *first_seen.entry(tok).or_insert_with(|| {
+                seen_words.push(tok);
+                counts.push(0);
+                (seen_words.len() - 1) as u32
+            });
+            counts[id as usize] += 1;
+            provisional.push(id);
         }
         if provisional.is_empty() {
             return Err(CorpusError::Empty {
@@ -167,7 +181,7 @@ impl Corpus {
             .iter()
             .map(|w| vocab.id(w).unwrap_or(unk))
             .collect();
-        let ids = provisional
+        let ids: Vec<u32> = provisional
             .into_iter()
             .map(|p| if p == MARKER { unk } else { table[p as usize] })
             .collect();

@@ -67,20 +67,43 @@ impl Preset {
     }
 }
 
-/// Splits normalised text into sentences of tokens. For presets without sentences the whole
-/// text is one sentence (chunking into fixed lengths happens at encoding).
-pub fn sentences<'a>(preset: Preset, text: &'a str) -> Box<dyn Iterator<Item = Vec<&'a str>> + 'a> {
+/// What the tokeniser yields: a word, or the end of a sentence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Token<'a> {
+    Word(&'a str),
+    EndOfSentence,
+}
+
+/// Streams the tokens of normalised text, with an end-of-sentence mark after each non-empty
+/// sentence. Nothing is collected: text8 is one 2-million-token line.
+pub fn tokens<'a>(preset: Preset, text: &'a str) -> Box<dyn Iterator<Item = Token<'a>> + 'a> {
     if preset.line_is_sentence() {
-        Box::new(
-            text.lines()
-                .map(|l| l.split_whitespace().collect::<Vec<_>>())
-                .filter(|s| !s.is_empty()),
-        )
+        Box::new(text.lines().flat_map(|line| {
+            let mut words = line.split_whitespace().peekable();
+            let end = words.peek().is_some().then_some(Token::EndOfSentence);
+            words.map(Token::Word).chain(end)
+        }))
     } else {
         Box::new(
-            std::iter::once(text.split_whitespace().collect::<Vec<_>>()).filter(|s| !s.is_empty()),
+            text.split_whitespace()
+                .map(Token::Word)
+                .chain(std::iter::once(Token::EndOfSentence)),
         )
     }
+}
+
+/// Sentences as vectors of words (convenient for small texts and tests; [`tokens`] streams).
+pub fn sentences<'a>(preset: Preset, text: &'a str) -> Vec<Vec<&'a str>> {
+    let mut out = vec![];
+    let mut cur = vec![];
+    for t in tokens(preset, text) {
+        match t {
+            Token::Word(w) => cur.push(w),
+            Token::EndOfSentence if !cur.is_empty() => out.push(std::mem::take(&mut cur)),
+            Token::EndOfSentence => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -89,7 +112,7 @@ mod tests {
 
     #[test]
     fn text8_is_one_whitespace_stream() {
-        let s: Vec<_> = sentences(Preset::Text8, " anarchism originated as\na term ").collect();
+        let s = sentences(Preset::Text8, " anarchism originated as\na term ");
         assert_eq!(s, vec![vec!["anarchism", "originated", "as", "a", "term"]]);
     }
 
@@ -97,7 +120,7 @@ mod tests {
     fn wikitext_drops_headings_and_undoes_markup() {
         let raw = " \n = Homarus gammarus = \n \n It weighs 0 @.@ 7 kg , red @-@ tipped , 1 @,@ 000 <unk> .\n = = Life cycle = = \n Next line .\n";
         let norm = Preset::Wikitext.normalise(raw);
-        let s: Vec<_> = sentences(Preset::Wikitext, &norm).collect();
+        let s = sentences(Preset::Wikitext, &norm);
         assert_eq!(
             s,
             vec![
@@ -121,7 +144,7 @@ mod tests {
 
     #[test]
     fn lines_preset_keeps_lines_as_sentences() {
-        let s: Vec<_> = sentences(Preset::Lines, "a b\n\n  \nc\td e\n").collect();
+        let s = sentences(Preset::Lines, "a b\n\n  \nc\td e\n");
         assert_eq!(s, vec![vec!["a", "b"], vec!["c", "d", "e"]]);
     }
 }

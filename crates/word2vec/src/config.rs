@@ -1,0 +1,196 @@
+//! Hyper-parameters. Defaults are word2vec.c's and gensim's, with the learning rate depending on
+//! the architecture (0.025 skip-gram, 0.05 CBOW) as in both.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Architecture {
+    /// Skip-gram: each context word predicts the centre word.
+    Sg,
+    /// CBOW: the mean of the context vectors predicts the centre word.
+    Cbow,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Word2VecConfig {
+    pub architecture: Architecture,
+    pub dim: usize,
+    /// Maximum distance between centre and context word; each position draws a reduced window
+    /// uniformly in `1..=window`, as word2vec.c does.
+    pub window: usize,
+    /// Noise words per positive example.
+    pub negative: usize,
+    /// Subsampling threshold (see `corpus::subsample`); 0 disables.
+    pub sample: f64,
+    /// Starting learning rate; `None` means 0.025 for skip-gram and 0.05 for CBOW.
+    pub alpha: Option<f32>,
+    /// The learning rate decays linearly to this over all epochs.
+    pub min_alpha: f32,
+    pub epochs: usize,
+    pub threads: usize,
+    pub seed: u64,
+}
+
+impl Default for Word2VecConfig {
+    fn default() -> Self {
+        Word2VecConfig {
+            architecture: Architecture::Sg,
+            dim: 100,
+            window: 5,
+            negative: 5,
+            sample: 1e-3,
+            alpha: None,
+            min_alpha: 1e-4,
+            epochs: 5,
+            threads: 2,
+            seed: 1,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("invalid word2vec config: {0}")]
+pub struct ConfigError(pub String);
+
+impl Word2VecConfig {
+    pub fn start_alpha(&self) -> f32 {
+        self.alpha.unwrap_or(match self.architecture {
+            Architecture::Sg => 0.025,
+            Architecture::Cbow => 0.05,
+        })
+    }
+
+    /// Checks every field; `n_chunks` is the corpus's chunk count (threads split chunks).
+    pub fn validate(&self, n_chunks: usize) -> Result<(), ConfigError> {
+        let err = |m: String| Err(ConfigError(m));
+        if self.dim == 0 {
+            return err("dim must be at least 1".into());
+        }
+        if self.window == 0 {
+            return err("window must be at least 1".into());
+        }
+        if self.negative == 0 {
+            return err(
+                "negative must be at least 1 (only negative sampling is implemented)".into(),
+            );
+        }
+        if self.epochs == 0 {
+            return err("epochs must be at least 1".into());
+        }
+        if self.threads == 0 {
+            return err("threads must be at least 1".into());
+        }
+        if self.threads > n_chunks {
+            return err(format!(
+                "{} threads but the corpus has only {n_chunks} chunks: threads split the corpus by chunk, use at most {n_chunks}",
+                self.threads
+            ));
+        }
+        if !(self.sample >= 0.0 && self.sample.is_finite()) {
+            return err(format!("sample must be >= 0, got {}", self.sample));
+        }
+        let a = self.start_alpha();
+        if !(a > 0.0 && a.is_finite()) {
+            return err(format!("alpha must be > 0, got {a}"));
+        }
+        if !(self.min_alpha >= 0.0 && self.min_alpha <= a) {
+            return err(format!(
+                "min_alpha must be in [0, alpha = {a}], got {}",
+                self.min_alpha
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bad_value_is_named() {
+        let ok = Word2VecConfig::default();
+        assert_eq!(ok.validate(10), Ok(()));
+        let cases: Vec<(Word2VecConfig, &str)> = vec![
+            (
+                Word2VecConfig {
+                    dim: 0,
+                    ..ok.clone()
+                },
+                "dim",
+            ),
+            (
+                Word2VecConfig {
+                    window: 0,
+                    ..ok.clone()
+                },
+                "window",
+            ),
+            (
+                Word2VecConfig {
+                    negative: 0,
+                    ..ok.clone()
+                },
+                "negative",
+            ),
+            (
+                Word2VecConfig {
+                    epochs: 0,
+                    ..ok.clone()
+                },
+                "epochs",
+            ),
+            (
+                Word2VecConfig {
+                    threads: 0,
+                    ..ok.clone()
+                },
+                "threads",
+            ),
+            (
+                Word2VecConfig {
+                    threads: 11,
+                    ..ok.clone()
+                },
+                "only 10 chunks",
+            ),
+            (
+                Word2VecConfig {
+                    sample: -1.0,
+                    ..ok.clone()
+                },
+                "sample",
+            ),
+            (
+                Word2VecConfig {
+                    alpha: Some(0.0),
+                    ..ok.clone()
+                },
+                "alpha",
+            ),
+            (
+                Word2VecConfig {
+                    min_alpha: 1.0,
+                    ..ok.clone()
+                },
+                "min_alpha",
+            ),
+        ];
+        for (cfg, needle) in cases {
+            let e = cfg.validate(10).unwrap_err();
+            assert!(e.to_string().contains(needle), "{e}");
+        }
+    }
+
+    #[test]
+    fn learning_rate_defaults_follow_the_architecture() {
+        assert_eq!(Word2VecConfig::default().start_alpha(), 0.025);
+        let cbow = Word2VecConfig {
+            architecture: Architecture::Cbow,
+            ..Default::default()
+        };
+        assert_eq!(cbow.start_alpha(), 0.05);
+    }
+}

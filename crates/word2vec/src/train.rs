@@ -1,0 +1,354 @@
+//! A training run: initialisation, the job schedule, the learning-rate decay, progress and the
+//! final report.
+//!
+//! The corpus is cut into jobs, one per (epoch, chunk). Threads take jobs in order from a shared
+//! counter. Everything random in a job (subsampling, window reduction, noise words) comes from a
+//! generator seeded by (seed, job), and the job's learning rate from its position in the
+//! schedule, not from a racy global counter:
+//!
+//! ```text
+//! α(job) = α₀ - (α₀ - α_min) · (raw words before the job) / (epochs · raw words per epoch)
+//! ```
+//!
+//! So with one thread a run is a pure function of its inputs (bit-identical vectors), and with
+//! several the only nondeterminism is hogwild's update interleaving.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use corpus::{subsample, Corpus};
+use serde::Serialize;
+
+use crate::config::{Architecture, ConfigError, Word2VecConfig};
+use crate::hogwild::SharedMatrix;
+use crate::rng::SplitMix64;
+use crate::sampling::AliasTable;
+use crate::sgd::{self, Sigmoid};
+use crate::{usage, WordVectors};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("training stopped: the loss became {loss} in epoch {epoch} (chunk {chunk}); lower alpha (now {alpha})")]
+    NonFiniteLoss {
+        epoch: usize,
+        chunk: usize,
+        loss: f64,
+        alpha: f32,
+    },
+}
+
+/// What a run did, for the CSV and the summary line.
+#[derive(Clone, Debug, Serialize)]
+pub struct TrainReport {
+    pub architecture: Architecture,
+    pub dim: usize,
+    pub epochs: usize,
+    pub threads: usize,
+    /// Corpus tokens read over all epochs (out-of-vocabulary and subsampled ones included):
+    /// the unit gensim and word2vec.c report speed in.
+    pub raw_words: u64,
+    /// Centre words actually trained on (after dropping OOV and subsampling).
+    pub trained_words: u64,
+    pub wall_seconds: f64,
+    pub cpu_seconds: f64,
+    pub raw_words_per_second: f64,
+    pub raw_words_per_cpu_second: f64,
+    /// Mean loss per (input, target) example over the last epoch.
+    pub final_loss: f64,
+    pub peak_rss_bytes: u64,
+}
+
+pub struct Trained {
+    /// The input vectors, one row per vocabulary word (ids in order).
+    pub vectors: WordVectors,
+    pub report: TrainReport,
+}
+
+struct JobStats {
+    loss: f64,
+    examples: u64,
+    trained: u64,
+}
+
+/// Trains `config.architecture` on `corpus`; shows a progress bar on a terminal when `progress`.
+pub fn train(
+    corpus: &Corpus,
+    config: &Word2VecConfig,
+    progress: bool,
+) -> Result<Trained, TrainError> {
+    let enc = &corpus.encoded;
+    config.validate(enc.n_chunks())?;
+    let (v, dim) = (corpus.vocab.len(), config.dim);
+    let cpu0 = usage::now().cpu_seconds;
+    let start = Instant::now();
+
+    let mut rng = SplitMix64::new(config.seed);
+    let mut input: Vec<f32> = (0..v * dim)
+        .map(|_| (rng.next_f32() - 0.5) / dim as f32)
+        .collect();
+    let mut output = vec![0f32; v * dim];
+    let keep = subsample::keep_probabilities(&corpus.vocab, config.sample);
+    let noise = AliasTable::unigram(corpus.vocab.counts(), 0.75);
+    let sigmoid = Sigmoid::default();
+
+    let n_chunks = enc.n_chunks();
+    let per_epoch = enc.n_tokens() as u64;
+    let total = per_epoch * config.epochs as u64;
+    let n_jobs = n_chunks * config.epochs;
+    let a0 = config.start_alpha();
+    let alpha_of = |job: usize| {
+        let before = (job / n_chunks) as u64 * per_epoch + enc.bounds[job % n_chunks] as u64;
+        a0 - (a0 - config.min_alpha) * (before as f64 / total as f64) as f32
+    };
+
+    let next_job = AtomicUsize::new(0);
+    let words_done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let failure: Mutex<Option<TrainError>> = Mutex::new(None);
+    let epoch_stats: Mutex<Vec<(f64, u64, u64)>> = Mutex::new(vec![(0.0, 0, 0); config.epochs]);
+    let recent: Mutex<(f64, u64)> = Mutex::new((0.0, 0));
+
+    let bar = progress_bar(progress, total, config);
+    {
+        let input = SharedMatrix::new(&mut input, dim);
+        let output = SharedMatrix::new(&mut output, dim);
+        let workers_left = AtomicUsize::new(config.threads);
+        std::thread::scope(|s| {
+            for _ in 0..config.threads {
+                s.spawn(|| {
+                    let mut buf = Buffers::new(dim);
+                    while !stop.load(Ordering::Relaxed) {
+                        let job = next_job.fetch_add(1, Ordering::Relaxed);
+                        if job >= n_jobs {
+                            break;
+                        }
+                        let (epoch, chunk) = (job / n_chunks, job % n_chunks);
+                        let alpha = alpha_of(job);
+                        let ids = &enc.ids[enc.bounds[chunk]..enc.bounds[chunk + 1]];
+                        let mut rng = SplitMix64::for_job(config.seed, job as u64);
+                        let job_ctx = Job {
+                            ids,
+                            v: v as u32,
+                            keep: &keep,
+                            noise: &noise,
+                            sigmoid: &sigmoid,
+                            alpha,
+                            config,
+                            input: &input,
+                            output: &output,
+                        };
+                        let st = run_job(&job_ctx, &mut rng, &mut buf);
+                        if !st.loss.is_finite() {
+                            stop.store(true, Ordering::Relaxed);
+                            failure
+                                .lock()
+                                .unwrap()
+                                .get_or_insert(TrainError::NonFiniteLoss {
+                                    epoch: epoch + 1,
+                                    chunk,
+                                    loss: st.loss,
+                                    alpha,
+                                });
+                            break;
+                        }
+                        {
+                            let mut e = epoch_stats.lock().unwrap();
+                            e[epoch].0 += st.loss;
+                            e[epoch].1 += st.examples;
+                            e[epoch].2 += st.trained;
+                        }
+                        {
+                            let mut r = recent.lock().unwrap();
+                            r.0 += st.loss;
+                            r.1 += st.examples;
+                        }
+                        words_done.fetch_add(ids.len() as u64, Ordering::Relaxed);
+                    }
+                    workers_left.fetch_sub(1, Ordering::Release);
+                });
+            }
+            while workers_left.load(Ordering::Acquire) > 0 {
+                std::thread::sleep(Duration::from_millis(100));
+                let done = words_done.load(Ordering::Relaxed);
+                let (l, n) = std::mem::take(&mut *recent.lock().unwrap());
+                bar.set_position(done);
+                if n > 0 {
+                    let job = (done as f64 / per_epoch as f64 * n_chunks as f64) as usize;
+                    bar.set_message(format!(
+                        "lr {:.5}  loss {:.4}",
+                        alpha_of(job.min(n_jobs - 1)),
+                        l / n as f64
+                    ));
+                }
+            }
+        });
+    }
+    bar.finish_and_clear();
+    if let Some(e) = failure.into_inner().unwrap() {
+        return Err(e);
+    }
+
+    let wall = start.elapsed().as_secs_f64();
+    let u = usage::now();
+    let cpu = u.cpu_seconds - cpu0;
+    let stats = epoch_stats.into_inner().unwrap();
+    let (last_loss, last_n, _) = stats[config.epochs - 1];
+    let report = TrainReport {
+        architecture: config.architecture,
+        dim,
+        epochs: config.epochs,
+        threads: config.threads,
+        raw_words: total,
+        trained_words: stats.iter().map(|s| s.2).sum(),
+        wall_seconds: wall,
+        cpu_seconds: cpu,
+        raw_words_per_second: total as f64 / wall,
+        raw_words_per_cpu_second: total as f64 / cpu,
+        final_loss: last_loss / last_n.max(1) as f64,
+        peak_rss_bytes: u.peak_rss_bytes,
+    };
+    Ok(Trained {
+        vectors: WordVectors::new(corpus.vocab.words().to_vec(), dim, input),
+        report,
+    })
+}
+
+fn progress_bar(show: bool, total: u64, config: &Word2VecConfig) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{:?} {{bar:30}} {{percent:>3}}% {{human_pos}}/{{human_len}} words  {{per_sec}}  {{msg}}  eta {{eta}}",
+            config.architecture
+        ))
+        .unwrap(),
+    );
+    bar
+}
+
+/// Per-thread scratch space, reused across jobs.
+struct Buffers {
+    sentence: Vec<u32>,
+    h: Vec<f32>,
+    grad: Vec<f32>,
+}
+
+impl Buffers {
+    fn new(dim: usize) -> Self {
+        Buffers {
+            sentence: Vec::with_capacity(10_000),
+            h: vec![0.0; dim],
+            grad: vec![0.0; dim],
+        }
+    }
+}
+
+struct Job<'a, 'm> {
+    ids: &'a [u32],
+    v: u32,
+    keep: &'a [f32],
+    noise: &'a AliasTable,
+    sigmoid: &'a Sigmoid,
+    alpha: f32,
+    config: &'a Word2VecConfig,
+    input: &'a SharedMatrix<'m>,
+    output: &'a SharedMatrix<'m>,
+}
+
+/// Picks the widest instruction set the CPU has for the hot loop (the same code, compiled twice).
+fn run_job(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobStats {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        // SAFETY: the features were just detected.
+        return unsafe { run_job_avx2(job, rng, buf) };
+    }
+    run_job_generic(job, rng, buf)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn run_job_avx2(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobStats {
+    run_job_generic(job, rng, buf)
+}
+
+#[inline(always)]
+fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobStats {
+    let cfg = job.config;
+    // Drop out-of-vocabulary words and subsample frequent ones; windows span what remains.
+    buf.sentence.clear();
+    for &w in job.ids {
+        if w < job.v && job.keep[w as usize] >= rng.next_f32() {
+            buf.sentence.push(w);
+        }
+    }
+    let sent = &buf.sentence;
+    let (mut loss, mut examples) = (0f64, 0u64);
+    for (pos, &word) in sent.iter().enumerate() {
+        let reduced = cfg.window - rng.below(cfg.window as u32) as usize;
+        let lo = pos.saturating_sub(reduced);
+        let hi = (pos + reduced + 1).min(sent.len());
+        let contexts = sent[lo..hi]
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| lo + i != pos)
+            .map(|(_, &c)| c);
+        match cfg.architecture {
+            Architecture::Sg => {
+                for c in contexts {
+                    let h = job.input.row(c);
+                    buf.grad.fill(0.0);
+                    loss += sgd::negative_sampling_step(
+                        h,
+                        &mut buf.grad,
+                        word,
+                        cfg.negative,
+                        || job.noise.sample(rng),
+                        job.alpha,
+                        job.sigmoid,
+                        |j| job.output.row(j),
+                    ) as f64;
+                    sgd::axpy(1.0, &buf.grad, h);
+                    examples += 1;
+                }
+            }
+            Architecture::Cbow => {
+                buf.h.fill(0.0);
+                let mut n = 0;
+                for c in contexts.clone() {
+                    sgd::axpy(1.0, job.input.row(c), &mut buf.h);
+                    n += 1;
+                }
+                if n == 0 {
+                    continue;
+                }
+                let inv = 1.0 / n as f32;
+                buf.h.iter_mut().for_each(|x| *x *= inv);
+                buf.grad.fill(0.0);
+                loss += sgd::negative_sampling_step(
+                    &buf.h,
+                    &mut buf.grad,
+                    word,
+                    cfg.negative,
+                    || job.noise.sample(rng),
+                    job.alpha,
+                    job.sigmoid,
+                    |j| job.output.row(j),
+                ) as f64;
+                for c in contexts {
+                    sgd::axpy(1.0, &buf.grad, job.input.row(c));
+                }
+                examples += 1;
+            }
+        }
+    }
+    JobStats {
+        loss,
+        examples,
+        trained: sent.len() as u64,
+    }
+}

@@ -1,0 +1,158 @@
+//! Training on small planted corpora where the answer is known.
+
+use std::path::Path;
+
+use corpus::{Corpus, CorpusConfig, Preset};
+use word2vec::train::TrainError;
+use word2vec::{train, Architecture, Word2VecConfig, WordVectors};
+
+/// Two classes of nouns, each only ever seen between its own class's context words:
+/// "xK aI xL" and "yK bI yL". Distributional similarity says a's are alike, b's are alike.
+fn planted_corpus(sentences: usize) -> Corpus {
+    let mut rng = word2vec::rng::SplitMix64::new(99);
+    let mut text = String::new();
+    for _ in 0..sentences {
+        let (ctx, noun) = if rng.below(2) == 0 {
+            ("x", "a")
+        } else {
+            ("y", "b")
+        };
+        for _ in 0..4 {
+            text.push_str(&format!(
+                "{ctx}{} {noun}{} {ctx}{} ",
+                rng.below(6),
+                rng.below(6),
+                rng.below(6)
+            ));
+        }
+        text.push('\n');
+    }
+    let config = CorpusConfig {
+        path: "planted".into(),
+        preset: Preset::Lines,
+        lowercase: false,
+        min_count: 1,
+        max_size: None,
+        chunk_len: 1000,
+    };
+    Corpus::from_text(&text, Path::new("planted"), &config).unwrap()
+}
+
+fn cos(v: &WordVectors, a: &str, b: &str) -> f32 {
+    let idx = v.index();
+    let (x, y) = (v.row(idx[a]), v.row(idx[b]));
+    let d: f32 = x.iter().zip(y).map(|(p, q)| p * q).sum();
+    d / (x.iter().map(|p| p * p).sum::<f32>().sqrt() * y.iter().map(|q| q * q).sum::<f32>().sqrt())
+}
+
+fn class_gap(v: &WordVectors) -> f32 {
+    let (mut within, mut between, mut nw, mut nb) = (0.0, 0.0, 0, 0);
+    for i in 0..6 {
+        for j in 0..6 {
+            if i != j {
+                within += cos(v, &format!("a{i}"), &format!("a{j}"))
+                    + cos(v, &format!("b{i}"), &format!("b{j}"));
+                nw += 2;
+            }
+            between += cos(v, &format!("a{i}"), &format!("b{j}"));
+            nb += 1;
+        }
+    }
+    within / nw as f32 - between / nb as f32
+}
+
+fn small(arch: Architecture) -> Word2VecConfig {
+    Word2VecConfig {
+        architecture: arch,
+        dim: 16,
+        window: 2,
+        negative: 5,
+        sample: 0.0,
+        epochs: 5,
+        threads: 1,
+        seed: 7,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn both_architectures_separate_planted_classes() {
+    let corpus = planted_corpus(400);
+    for arch in [Architecture::Sg, Architecture::Cbow] {
+        let trained = train(&corpus, &small(arch), false).unwrap();
+        let gap = class_gap(&trained.vectors);
+        assert!(
+            gap > 0.5,
+            "{arch:?}: within-class minus between-class cosine is only {gap}"
+        );
+        assert!(trained.report.final_loss.is_finite() && trained.report.final_loss > 0.0);
+        assert_eq!(
+            trained.report.raw_words,
+            5 * corpus.encoded.n_tokens() as u64
+        );
+    }
+    // The untrained (random) vectors do not separate them: the test measures learning.
+    let untrained = train(
+        &corpus,
+        &Word2VecConfig {
+            alpha: Some(1e-12),
+            min_alpha: 0.0,
+            ..small(Architecture::Sg)
+        },
+        false,
+    )
+    .unwrap();
+    assert!(class_gap(&untrained.vectors).abs() < 0.2);
+}
+
+#[test]
+fn one_thread_and_a_seed_give_bit_identical_vectors() {
+    let corpus = planted_corpus(100);
+    for arch in [Architecture::Sg, Architecture::Cbow] {
+        let cfg = Word2VecConfig {
+            sample: 1e-2,
+            ..small(arch)
+        };
+        let a = train(&corpus, &cfg, false).unwrap().vectors;
+        let b = train(&corpus, &cfg, false).unwrap().vectors;
+        let bits = |v: &WordVectors| v.data().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&a), bits(&b), "{arch:?}");
+        let c = train(&corpus, &Word2VecConfig { seed: 8, ..cfg }, false)
+            .unwrap()
+            .vectors;
+        assert_ne!(bits(&a), bits(&c));
+    }
+}
+
+#[test]
+fn a_diverging_run_stops_with_a_message() {
+    let corpus = planted_corpus(100);
+    let cfg = Word2VecConfig {
+        alpha: Some(1e30),
+        min_alpha: 1e29,
+        ..small(Architecture::Sg)
+    };
+    match train(&corpus, &cfg, false) {
+        Err(e @ TrainError::NonFiniteLoss { .. }) => {
+            assert!(e.to_string().contains("lower alpha"), "{e}")
+        }
+        Err(e) => panic!("wrong error {e}"),
+        Ok(t) => panic!("diverging run finished with loss {}", t.report.final_loss),
+    }
+}
+
+#[test]
+fn more_threads_than_chunks_is_refused() {
+    let corpus = planted_corpus(3);
+    let err = train(
+        &corpus,
+        &Word2VecConfig {
+            threads: 4,
+            ..small(Architecture::Sg)
+        },
+        false,
+    )
+    .err()
+    .unwrap();
+    assert!(err.to_string().contains("only 3 chunks"), "{err}");
+}
