@@ -1,0 +1,268 @@
+//! Training data: fixed-length sequences `[CLS] w_1 … w_{L-2} [SEP]` cut in order from the
+//! encoded corpus (words below `min_count` are already `[UNK]`), the last `heldout_fraction` of
+//! them held out, and batches that are a pure function of (seed, step): the training order is a
+//! seeded permutation per epoch and the masking of a batch is seeded by its step, so a run
+//! resumed at step k sees exactly the batches it would have seen.
+//!
+//! Masked LM (Devlin et al. 2019): 15% of the word positions are chosen; of those 80% become
+//! `[MASK]`, 10% a random word, 10% stay; the loss is on the chosen positions only.
+//! Causal LM: every position predicts the next token.
+
+use rand::seq::SliceRandom;
+use rand::{RngExt, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use corpus::{Corpus, SpecialTokens};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Objective {
+    /// Masked language modelling.
+    Mlm,
+    /// Causal (next-token) language modelling.
+    Clm,
+}
+
+pub struct Sequences {
+    /// `seq_len` ids per sequence, row-major.
+    pub train: Vec<u32>,
+    pub heldout: Vec<u32>,
+    pub seq_len: usize,
+    pub specials: SpecialTokens,
+    /// Number of word ids (ids below this are words).
+    pub n_words: u32,
+}
+
+/// One batch, as flat row-major ids `[batch, seq_len]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Batch {
+    pub batch: usize,
+    pub seq_len: usize,
+    pub inputs: Vec<u32>,
+    /// (flat position, target id) of every position the loss is computed on.
+    pub targets: Vec<(usize, u32)>,
+}
+
+impl Sequences {
+    pub fn new(
+        corpus: &Corpus,
+        seq_len: usize,
+        heldout_fraction: f64,
+    ) -> Result<Sequences, String> {
+        if seq_len < 3 {
+            return Err(format!(
+                "seq_len must be at least 3 ([CLS], a word, [SEP]), got {seq_len}"
+            ));
+        }
+        if !(0.0..1.0).contains(&heldout_fraction) {
+            return Err(format!(
+                "heldout_fraction must be in [0, 1), got {heldout_fraction}"
+            ));
+        }
+        let specials = corpus.vocab.specials();
+        let words = seq_len - 2;
+        let n = corpus.encoded.ids.len() / words;
+        let n_heldout = ((n as f64 * heldout_fraction).round() as usize)
+            .max(usize::from(heldout_fraction > 0.0));
+        if n < n_heldout + 1 {
+            return Err(format!("the corpus gives {n} sequences of {seq_len} tokens: too few for a training and a held-out split"));
+        }
+        let mut all = Vec::with_capacity(n * seq_len);
+        for chunk in corpus.encoded.ids.chunks_exact(words) {
+            all.push(specials.cls);
+            all.extend_from_slice(chunk);
+            all.push(specials.sep);
+        }
+        let heldout = all.split_off((n - n_heldout) * seq_len);
+        Ok(Sequences {
+            train: all,
+            heldout,
+            seq_len,
+            specials,
+            n_words: corpus.vocab.len() as u32,
+        })
+    }
+
+    pub fn n_train(&self) -> usize {
+        self.train.len() / self.seq_len
+    }
+    pub fn n_heldout(&self) -> usize {
+        self.heldout.len() / self.seq_len
+    }
+    pub fn steps_per_epoch(&self, batch: usize) -> usize {
+        (self.n_train() / batch).max(1)
+    }
+
+    /// The training batch of `step`: epoch `step / steps_per_epoch` visits the sequences in a
+    /// permutation seeded by (seed, epoch).
+    pub fn train_batch(&self, objective: Objective, batch: usize, step: usize, seed: u64) -> Batch {
+        let per_epoch = self.steps_per_epoch(batch);
+        let (epoch, k) = (step / per_epoch, step % per_epoch);
+        let mut order: Vec<usize> = (0..self.n_train()).collect();
+        order.shuffle(&mut rand::rngs::StdRng::seed_from_u64(
+            seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        ));
+        let rows: Vec<usize> = (0..batch)
+            .map(|i| order[(k * batch + i) % order.len()])
+            .collect();
+        self.make(
+            &self.train,
+            &rows,
+            objective,
+            seed.wrapping_add(1).wrapping_mul(step as u64 + 1),
+        )
+    }
+
+    /// Held-out batch `i` (sequences in order); the masking is fixed by `i` alone, so every
+    /// evaluation scores the same positions.
+    pub fn heldout_batch(&self, objective: Objective, batch: usize, i: usize) -> Batch {
+        let n = self.n_heldout();
+        let rows: Vec<usize> = (0..batch).map(|j| (i * batch + j) % n).collect();
+        self.make(&self.heldout, &rows, objective, 0xE7A1 + i as u64)
+    }
+
+    fn make(&self, source: &[u32], rows: &[usize], objective: Objective, mask_seed: u64) -> Batch {
+        let t = self.seq_len;
+        let mut inputs = Vec::with_capacity(rows.len() * t);
+        for &r in rows {
+            inputs.extend_from_slice(&source[r * t..(r + 1) * t]);
+        }
+        let targets = match objective {
+            Objective::Mlm => self.mask(&mut inputs, mask_seed),
+            Objective::Clm => (0..rows.len())
+                .flat_map(|b| (0..t - 1).map(move |i| (b * t + i, b * t + i + 1)))
+                .map(|(pos, next)| (pos, inputs[next]))
+                .collect(),
+        };
+        Batch {
+            batch: rows.len(),
+            seq_len: t,
+            inputs,
+            targets,
+        }
+    }
+
+    /// BERT's masking, in place; returns the chosen positions with their original ids.
+    fn mask(&self, inputs: &mut [u32], seed: u64) -> Vec<(usize, u32)> {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let s = self.specials;
+        let mut targets = Vec::new();
+        for (pos, id) in inputs.iter_mut().enumerate() {
+            if *id == s.cls || *id == s.sep || *id == s.pad || rng.random::<f32>() >= 0.15 {
+                continue;
+            }
+            targets.push((pos, *id));
+            let r: f32 = rng.random();
+            if r < 0.8 {
+                *id = s.mask;
+            } else if r < 0.9 {
+                *id = rng.random_range(0..self.n_words);
+            }
+        }
+        if targets.is_empty() {
+            // Never a batch without a loss: mask the first word position.
+            targets.push((1, inputs[1]));
+            inputs[1] = s.mask;
+        }
+        targets
+    }
+}
+
+/// Entropy (nats) of the corpus's unigram distribution over token ids, out-of-vocabulary words
+/// counted as `[UNK]`: the loss of a model that ignores context, the baseline training must beat.
+pub fn unigram_entropy(corpus: &Corpus) -> f64 {
+    let total = corpus.encoded.n_tokens() as f64;
+    let oov = corpus.encoded.n_oov() as f64;
+    corpus
+        .vocab
+        .counts()
+        .iter()
+        .map(|&c| c as f64)
+        .chain(std::iter::once(oov))
+        .filter(|&c| c > 0.0)
+        .map(|c| {
+            let p = c / total;
+            -p * p.ln()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use corpus::{CorpusConfig, Preset};
+    use std::path::Path;
+
+    fn corpus(text: &str) -> Corpus {
+        let cfg = CorpusConfig {
+            path: "m".into(),
+            preset: Preset::Text8,
+            lowercase: false,
+            min_count: 1,
+            max_size: None,
+            chunk_len: 1000,
+        };
+        Corpus::from_text(text, Path::new("m"), &cfg).unwrap()
+    }
+
+    #[test]
+    fn sequences_are_framed_and_split() {
+        let c = corpus("a b c d e f g h i j k l");
+        let s = Sequences::new(&c, 5, 0.25).unwrap();
+        let sp = c.vocab.specials();
+        assert_eq!((s.n_train(), s.n_heldout()), (3, 1));
+        assert_eq!(&s.train[..5], &[sp.cls, 0, 1, 2, sp.sep]);
+        assert_eq!(&s.heldout[..], &[sp.cls, 9, 10, 11, sp.sep]);
+        assert!(Sequences::new(&c, 2, 0.1).is_err());
+    }
+
+    #[test]
+    fn masking_follows_bert_and_is_reproducible() {
+        let text: String = (0..20_000).map(|i| format!("w{} ", i % 50)).collect();
+        let c = corpus(&text);
+        let s = Sequences::new(&c, 66, 0.01).unwrap();
+        let a = s.train_batch(Objective::Mlm, 32, 7, 3);
+        assert_eq!(
+            a,
+            s.train_batch(Objective::Mlm, 32, 7, 3),
+            "same step, same batch"
+        );
+        assert_ne!(a, s.train_batch(Objective::Mlm, 32, 8, 3));
+        let sp = c.vocab.specials();
+        let words = (32 * 64) as f64;
+        let chosen = a.targets.len() as f64;
+        assert!((chosen / words - 0.15).abs() < 0.03, "{chosen}");
+        let masked = a
+            .targets
+            .iter()
+            .filter(|(p, _)| a.inputs[*p] == sp.mask)
+            .count() as f64;
+        assert!((masked / chosen - 0.8).abs() < 0.06, "{}", masked / chosen);
+        for &(p, orig) in &a.targets {
+            assert!(orig < sp.pad, "targets are words");
+            assert!(p % 66 != 0 && p % 66 != 65, "never [CLS]/[SEP]");
+        }
+        // Unchosen positions are untouched: every non-target input equals the source sequence.
+        let untouched = (0..a.inputs.len())
+            .filter(|p| !a.targets.iter().any(|t| t.0 == *p))
+            .all(|p| a.inputs[p] != sp.mask);
+        assert!(untouched);
+    }
+
+    #[test]
+    fn causal_targets_are_the_next_token() {
+        let c = corpus("a b c d e f g h i j k l");
+        let s = Sequences::new(&c, 5, 0.25).unwrap();
+        let b = s.heldout_batch(Objective::Clm, 1, 0);
+        assert_eq!(
+            b.targets,
+            vec![(0, 9), (1, 10), (2, 11), (3, c.vocab.specials().sep)]
+        );
+    }
+
+    #[test]
+    fn unigram_entropy_of_a_uniform_corpus() {
+        let c = corpus("a b c d a b c d");
+        assert!((unigram_entropy(&c) - 4f64.ln()).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,324 @@
+//! The encoder, written out so that nothing we measure is hidden: token embedding + learned
+//! positions, N blocks of multi-head self-attention and a GELU feed-forward network with
+//! LayerNorm (pre-LN by default, post-LN selectable), a final LayerNorm, and an LM head tied to
+//! the token embedding by default.
+//!
+//! [`Transformer::forward`] returns the hidden states of every layer: index 0 is the embedding
+//! output (token + position), 1..=N the output of each block. The raw token-embedding matrix is
+//! [`Transformer::token_embedding_matrix`].
+//!
+//! Where W_Q, W_K, W_V are tied: [`SelfAttention`] keeps W_Q always, and W_K / W_V only when they
+//! are separate parameters. `shared_qk` uses W_Q as W_K (Reformer's shared-QK attention);
+//! `shared_qkv` uses W_Q for all three. W_O always stays separate. The projections have no bias,
+//! so tying removes exactly d_model² parameters per tied matrix per layer.
+
+use burn::config::Config;
+use burn::module::Module;
+use burn::nn::attention::generate_autoregressive_mask;
+use burn::nn::{
+    Dropout, DropoutConfig, Embedding, EmbeddingConfig, Gelu, Initializer, LayerNorm,
+    LayerNormConfig, Linear, LinearConfig,
+};
+use burn::tensor::activation::softmax;
+use burn::tensor::{Bool, Device, Int, Tensor};
+use serde::{Deserialize, Serialize};
+
+/// Which of W_Q, W_K, W_V are one matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QkvTying {
+    /// Three separate matrices (BERT).
+    Untied,
+    /// W_K = W_Q (Kitaev et al. 2020, Reformer): attention scores are symmetric before softmax.
+    SharedQk,
+    /// W_K = W_V = W_Q.
+    SharedQkv,
+}
+
+/// Where LayerNorm sits in a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NormPlacement {
+    /// x + f(LN(x)): stable without warm-up tricks (GPT-2, most modern encoders).
+    Pre,
+    /// LN(x + f(x)): the original Transformer and BERT.
+    Post,
+}
+
+#[derive(Config, Debug)]
+pub struct TransformerConfig {
+    /// Token ids: the corpus words plus the special tokens.
+    pub vocab_size: usize,
+    #[config(default = 128)]
+    pub d_model: usize,
+    #[config(default = 4)]
+    pub n_layers: usize,
+    #[config(default = 4)]
+    pub n_heads: usize,
+    #[config(default = 512)]
+    pub d_ff: usize,
+    /// Longest sequence (learned positions).
+    #[config(default = 64)]
+    pub max_len: usize,
+    #[config(default = 0.1)]
+    pub dropout: f64,
+    #[config(default = "QkvTying::Untied")]
+    pub qkv: QkvTying,
+    #[config(default = "NormPlacement::Pre")]
+    pub norm: NormPlacement,
+    /// LM head weight = token embedding (transposed). Untying changes what the embedding layer
+    /// learns, so it is recorded with every result.
+    #[config(default = true)]
+    pub tie_lm_head: bool,
+    /// Keep the token embedding at its random initialisation.
+    #[config(default = false)]
+    pub freeze_embeddings: bool,
+}
+
+/// Multi-head self-attention with optional Q/K/V tying (see the module docs).
+#[derive(Module, Debug)]
+pub struct SelfAttention {
+    /// W_Q, also used as W_K and/or W_V when those are tied.
+    pub query: Linear,
+    /// W_K when separate (`untied`).
+    pub key: Option<Linear>,
+    /// W_V when separate (`untied`, `shared_qk`).
+    pub value: Option<Linear>,
+    /// W_O, never tied.
+    pub output: Linear,
+    pub dropout: Dropout,
+    pub n_heads: usize,
+    pub d_k: usize,
+}
+
+impl SelfAttention {
+    fn new(cfg: &TransformerConfig, device: &Device) -> Self {
+        let proj = LinearConfig::new(cfg.d_model, cfg.d_model).with_bias(false);
+        SelfAttention {
+            query: proj.init(device),
+            key: (cfg.qkv == QkvTying::Untied).then(|| proj.init(device)),
+            value: (cfg.qkv != QkvTying::SharedQkv).then(|| proj.init(device)),
+            output: LinearConfig::new(cfg.d_model, cfg.d_model).init(device),
+            dropout: DropoutConfig::new(cfg.dropout).init(),
+            n_heads: cfg.n_heads,
+            d_k: cfg.d_model / cfg.n_heads,
+        }
+    }
+
+    /// The matrices actually used as W_Q, W_K, W_V, each `[d_model_in, d_model_out]` (burn's
+    /// Linear stores weights input-major). Tied ones are the same tensor.
+    pub fn qkv_weights(&self) -> [Tensor<2>; 3] {
+        let q = self.query.weight.val();
+        let k = self
+            .key
+            .as_ref()
+            .map_or_else(|| q.clone(), |l| l.weight.val());
+        let v = self
+            .value
+            .as_ref()
+            .map_or_else(|| q.clone(), |l| l.weight.val());
+        [q, k, v]
+    }
+
+    /// `x`: `[batch, seq, d_model]`; `pad`: `[batch, seq]`, true at padding (keys never
+    /// attended); `causal`: only earlier positions are attended.
+    pub fn forward(&self, x: Tensor<3>, pad: Option<Tensor<2, Bool>>, causal: bool) -> Tensor<3> {
+        let [b, t, d] = x.dims();
+        let heads = |lin: &Linear| {
+            lin.forward(x.clone())
+                .reshape([b, t, self.n_heads, self.d_k])
+                .swap_dims(1, 2)
+        };
+        let q = heads(&self.query);
+        let k = self.key.as_ref().map_or_else(|| q.clone(), |l| heads(l));
+        let v = match &self.value {
+            Some(l) => heads(l),
+            None => q.clone(),
+        };
+        let mut scores = q.matmul(k.transpose()).div_scalar((self.d_k as f32).sqrt());
+        if let Some(pad) = pad {
+            scores = scores.mask_fill(pad.reshape([b, 1, 1, t]), -1.0e4);
+        }
+        if causal {
+            // tril_mask marks the positions *above* the diagonal (the future) as true.
+            let future = generate_autoregressive_mask(b, t, &x.device());
+            scores = scores.mask_fill(future.reshape([b, 1, t, t]), -1.0e4);
+        }
+        let weights = self.dropout.forward(softmax(scores, 3));
+        let context = weights.matmul(v).swap_dims(1, 2).reshape([b, t, d]);
+        self.output.forward(context)
+    }
+}
+
+#[derive(Module, Debug)]
+pub struct Block {
+    pub attention: SelfAttention,
+    pub norm_attention: LayerNorm,
+    pub ff_in: Linear,
+    pub ff_out: Linear,
+    pub norm_ff: LayerNorm,
+    pub activation: Gelu,
+    pub dropout: Dropout,
+    pub pre_norm: bool,
+}
+
+impl Block {
+    fn new(cfg: &TransformerConfig, device: &Device) -> Self {
+        Block {
+            attention: SelfAttention::new(cfg, device),
+            norm_attention: LayerNormConfig::new(cfg.d_model).init(device),
+            ff_in: LinearConfig::new(cfg.d_model, cfg.d_ff).init(device),
+            ff_out: LinearConfig::new(cfg.d_ff, cfg.d_model).init(device),
+            norm_ff: LayerNormConfig::new(cfg.d_model).init(device),
+            activation: Gelu::new(),
+            dropout: DropoutConfig::new(cfg.dropout).init(),
+            pre_norm: cfg.norm == NormPlacement::Pre,
+        }
+    }
+
+    fn feed_forward(&self, x: Tensor<3>) -> Tensor<3> {
+        self.ff_out.forward(
+            self.dropout
+                .forward(self.activation.forward(self.ff_in.forward(x))),
+        )
+    }
+
+    pub fn forward(&self, x: Tensor<3>, pad: Option<Tensor<2, Bool>>, causal: bool) -> Tensor<3> {
+        if self.pre_norm {
+            let x = x.clone()
+                + self.dropout.forward(self.attention.forward(
+                    self.norm_attention.forward(x),
+                    pad,
+                    causal,
+                ));
+            x.clone()
+                + self
+                    .dropout
+                    .forward(self.feed_forward(self.norm_ff.forward(x)))
+        } else {
+            let x = self
+                .norm_attention
+                .forward(x.clone() + self.dropout.forward(self.attention.forward(x, pad, causal)));
+            self.norm_ff
+                .forward(x.clone() + self.dropout.forward(self.feed_forward(x)))
+        }
+    }
+}
+
+#[derive(Module, Debug)]
+pub struct Transformer {
+    pub token_embedding: Embedding,
+    pub position_embedding: Embedding,
+    pub embedding_dropout: Dropout,
+    pub blocks: Vec<Block>,
+    pub final_norm: LayerNorm,
+    /// Present only when the LM head is untied; tied heads use the token embedding.
+    pub lm_head: Option<Linear>,
+    /// Output bias over the vocabulary (BERT has one on its tied head too).
+    pub lm_bias: burn::module::Param<Tensor<1>>,
+}
+
+/// Every layer's hidden states, `[batch, seq, d_model]` each: 0 = embeddings, i = block i.
+pub struct EncoderOutput {
+    pub hidden: Vec<Tensor<3>>,
+}
+
+impl TransformerConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.d_model == 0 || self.n_heads == 0 || self.d_model % self.n_heads != 0 {
+            return Err(format!(
+                "d_model ({}) must be a positive multiple of n_heads ({})",
+                self.d_model, self.n_heads
+            ));
+        }
+        if self.n_layers == 0 || self.d_ff == 0 || self.max_len < 3 || self.vocab_size == 0 {
+            return Err(
+                "n_layers, d_ff, vocab_size must be positive and max_len at least 3".into(),
+            );
+        }
+        if !(0.0..1.0).contains(&self.dropout) {
+            return Err(format!("dropout must be in [0, 1), got {}", self.dropout));
+        }
+        Ok(())
+    }
+
+    pub fn init(&self, device: &Device) -> Transformer {
+        let small = Initializer::Normal {
+            mean: 0.0,
+            std: 0.02,
+        };
+        let token_embedding = EmbeddingConfig::new(self.vocab_size, self.d_model)
+            .with_initializer(small.clone())
+            .init(device);
+        let token_embedding = if self.freeze_embeddings {
+            token_embedding.no_grad()
+        } else {
+            token_embedding
+        };
+        Transformer {
+            token_embedding,
+            position_embedding: EmbeddingConfig::new(self.max_len, self.d_model)
+                .with_initializer(small)
+                .init(device),
+            embedding_dropout: DropoutConfig::new(self.dropout).init(),
+            blocks: (0..self.n_layers)
+                .map(|_| Block::new(self, device))
+                .collect(),
+            final_norm: LayerNormConfig::new(self.d_model).init(device),
+            lm_head: (!self.tie_lm_head).then(|| {
+                LinearConfig::new(self.d_model, self.vocab_size)
+                    .with_bias(false)
+                    .init(device)
+            }),
+            lm_bias: burn::module::Param::from_tensor(Tensor::zeros([self.vocab_size], device)),
+        }
+    }
+}
+
+impl Transformer {
+    /// `tokens`: `[batch, seq]`; `pad`: true at padding positions; `causal`: causal attention.
+    pub fn forward(
+        &self,
+        tokens: Tensor<2, Int>,
+        pad: Option<Tensor<2, Bool>>,
+        causal: bool,
+    ) -> EncoderOutput {
+        let [b, t] = tokens.dims();
+        let device = tokens.device();
+        let positions = Tensor::<1, Int>::arange(0..t as i64, &device)
+            .reshape([1, t])
+            .expand([b, t]);
+        let x = self.token_embedding.forward(tokens) + self.position_embedding.forward(positions);
+        let mut hidden = vec![x];
+        for block in &self.blocks {
+            let x = block.forward(
+                self.embedding_dropout
+                    .forward(hidden.last().unwrap().clone()),
+                pad.clone(),
+                causal,
+            );
+            hidden.push(x);
+        }
+        EncoderOutput { hidden }
+    }
+
+    /// Vocabulary logits for hidden states `[n, d_model]` taken from the last layer.
+    pub fn lm_logits(&self, last_hidden: Tensor<2>) -> Tensor<2> {
+        let h = self.final_norm.forward(last_hidden);
+        let logits = match &self.lm_head {
+            Some(head) => head.forward(h),
+            None => h.matmul(self.token_embedding.weight.val().transpose()),
+        };
+        logits + self.lm_bias.val().unsqueeze::<2>()
+    }
+
+    /// The token-embedding matrix `[vocab_size, d_model]`: row i is token id i.
+    pub fn token_embedding_matrix(&self) -> Tensor<2> {
+        self.token_embedding.weight.val()
+    }
+
+    /// The LM head's matrix `[vocab_size, d_model]` when untied.
+    pub fn lm_head_matrix(&self) -> Option<Tensor<2>> {
+        self.lm_head.as_ref().map(|h| h.weight.val().transpose())
+    }
+}

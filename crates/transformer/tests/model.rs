@@ -1,0 +1,334 @@
+//! The model's switches and masks, on flex with small sizes.
+
+use std::path::Path;
+
+use burn::module::Module;
+use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
+use corpus::{Corpus, CorpusConfig, Preset};
+use transformer::data::{Objective, Sequences};
+use transformer::model::{NormPlacement, QkvTying};
+use transformer::training::{train, RunControl, TrainError, TrainingConfig};
+use transformer::TransformerConfig;
+
+fn tiny(vocab: usize) -> TransformerConfig {
+    TransformerConfig::new(vocab)
+        .with_d_model(16)
+        .with_n_layers(2)
+        .with_n_heads(2)
+        .with_d_ff(32)
+        .with_max_len(12)
+        .with_dropout(0.0)
+}
+
+fn tokens(ids: &[i64], device: &Device) -> Tensor<2, Int> {
+    Tensor::from_data(TensorData::new(ids.to_vec(), [1, ids.len()]), device)
+}
+
+fn floats(t: Tensor<3>) -> Vec<f32> {
+    t.into_data().try_into_vec::<f32>().unwrap()
+}
+
+#[test]
+fn tying_removes_exactly_the_tied_matrices() {
+    let device = Device::flex();
+    let count = |qkv| tiny(50).with_qkv(qkv).init(&device).num_params();
+    let (untied, qk, qkv) = (
+        count(QkvTying::Untied),
+        count(QkvTying::SharedQk),
+        count(QkvTying::SharedQkv),
+    );
+    let per_matrix = 16 * 16;
+    let layers = 2;
+    assert_eq!(untied - qk, layers * per_matrix);
+    assert_eq!(untied - qkv, 2 * layers * per_matrix);
+    // Untying the LM head adds exactly one vocab x d_model matrix.
+    let untied_head = tiny(50).with_tie_lm_head(false).init(&device).num_params();
+    assert_eq!(untied_head - untied, 50 * 16);
+}
+
+#[test]
+fn shared_qkv_uses_one_matrix_for_all_three() {
+    let device = Device::flex();
+    for (qkv, same) in [
+        (QkvTying::SharedQkv, [true, true]),
+        (QkvTying::SharedQk, [true, false]),
+        (QkvTying::Untied, [false, false]),
+    ] {
+        let model = tiny(50).with_qkv(qkv).init(&device);
+        let [q, k, v] = model.blocks[0].attention.qkv_weights();
+        let (q, k, v) = (q.into_data(), k.into_data(), v.into_data());
+        assert_eq!(q == k, same[0], "{qkv:?} q/k");
+        assert_eq!(q == v, same[1], "{qkv:?} q/v");
+    }
+}
+
+#[test]
+fn every_layer_is_returned() {
+    let device = Device::flex();
+    for norm in [NormPlacement::Pre, NormPlacement::Post] {
+        let model = tiny(50).with_norm(norm).init(&device);
+        let out = model.forward(tokens(&[1, 2, 3, 4], &device), None, false);
+        assert_eq!(out.hidden.len(), 3);
+        for h in &out.hidden {
+            assert_eq!(h.dims(), [1, 4, 16]);
+        }
+        assert_eq!(model.token_embedding_matrix().dims(), [50, 16]);
+    }
+}
+
+#[test]
+fn causal_outputs_do_not_see_the_future() {
+    let device = Device::flex();
+    let model = tiny(50).init(&device);
+    let a = model.forward(tokens(&[5, 6, 7, 8, 9], &device), None, true);
+    let b = model.forward(tokens(&[5, 6, 7, 30, 31], &device), None, true);
+    for layer in 0..3 {
+        let (x, y) = (
+            floats(a.hidden[layer].clone()),
+            floats(b.hidden[layer].clone()),
+        );
+        // positions 0..=2 (first 3 x 16 values) are identical, position 3 differs
+        assert_eq!(&x[..48], &y[..48], "layer {layer}");
+        assert_ne!(&x[48..64], &y[48..64]);
+    }
+    // Without the causal mask the change does reach earlier positions.
+    let c = model.forward(tokens(&[5, 6, 7, 8, 9], &device), None, false);
+    let d = model.forward(tokens(&[5, 6, 7, 30, 31], &device), None, false);
+    assert_ne!(
+        &floats(c.hidden[2].clone())[..48],
+        &floats(d.hidden[2].clone())[..48]
+    );
+}
+
+#[test]
+fn padding_positions_do_not_change_the_others() {
+    let device = Device::flex();
+    let model = tiny(50).init(&device);
+    let pad = Tensor::<2, Bool>::from_data(
+        TensorData::new(vec![false, false, false, true, true], [1, 5]),
+        &device,
+    );
+    let a = model.forward(tokens(&[5, 6, 7, 0, 0], &device), Some(pad.clone()), false);
+    let b = model.forward(tokens(&[5, 6, 7, 40, 41], &device), Some(pad), false);
+    let (x, y) = (floats(a.hidden[2].clone()), floats(b.hidden[2].clone()));
+    for (i, (p, q)) in x[..48].iter().zip(&y[..48]).enumerate() {
+        assert!((p - q).abs() < 1e-5, "value {i}: {p} vs {q}");
+    }
+}
+
+fn small_corpus() -> Corpus {
+    let text: String = (0..3000)
+        .map(|i| format!("w{} ", (i * 7 + i / 13) % 40))
+        .collect();
+    let cfg = CorpusConfig {
+        path: "m".into(),
+        preset: Preset::Text8,
+        lowercase: false,
+        min_count: 1,
+        max_size: None,
+        chunk_len: 1000,
+    };
+    Corpus::from_text(&text, Path::new("m"), &cfg).unwrap()
+}
+
+fn quick_training(steps: usize) -> TrainingConfig {
+    TrainingConfig {
+        steps,
+        batch_size: 4,
+        seq_len: 12,
+        lr: 1e-2,
+        warmup_steps: 1,
+        eval_every: 2,
+        eval_batches: 1,
+        checkpoint_every: 2,
+        heldout_fraction: 0.05,
+        ..Default::default()
+    }
+}
+
+fn params(model: &transformer::Transformer) -> Vec<(String, Vec<f32>)> {
+    let mut v = vec![(
+        "token_embedding".to_string(),
+        model
+            .token_embedding
+            .weight
+            .val()
+            .into_data()
+            .try_into_vec::<f32>()
+            .unwrap(),
+    )];
+    v.push((
+        "position_embedding".into(),
+        model
+            .position_embedding
+            .weight
+            .val()
+            .into_data()
+            .try_into_vec::<f32>()
+            .unwrap(),
+    ));
+    for (i, b) in model.blocks.iter().enumerate() {
+        v.push((
+            format!("block{i}.query"),
+            b.attention
+                .query
+                .weight
+                .val()
+                .into_data()
+                .try_into_vec::<f32>()
+                .unwrap(),
+        ));
+        v.push((
+            format!("block{i}.ff_in"),
+            b.ff_in
+                .weight
+                .val()
+                .into_data()
+                .try_into_vec::<f32>()
+                .unwrap(),
+        ));
+        v.push((
+            format!("block{i}.norm"),
+            b.norm_ff
+                .gamma
+                .val()
+                .into_data()
+                .try_into_vec::<f32>()
+                .unwrap(),
+        ));
+    }
+    v.push((
+        "lm_bias".into(),
+        model
+            .lm_bias
+            .val()
+            .into_data()
+            .try_into_vec::<f32>()
+            .unwrap(),
+    ));
+    v
+}
+
+#[test]
+fn frozen_embeddings_stay_bit_identical_while_the_rest_moves() {
+    let corpus = small_corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    let device = Device::flex();
+    let cfg = tiny(corpus.vocab.len_with_specials()).with_freeze_embeddings(true);
+    device.clone().autodiff().seed(1);
+    let before = params(&cfg.init(&device.clone().autodiff()));
+    let dir = tempfile::tempdir().unwrap();
+    let out = train(
+        &cfg,
+        &quick_training(4),
+        &data,
+        &device,
+        dir.path(),
+        RunControl::default(),
+    )
+    .unwrap();
+    let after = params(&out.model);
+    assert_eq!(before[0], after[0], "token embedding changed");
+    for (b, a) in before.iter().zip(&after).skip(1) {
+        assert_ne!(b.1, a.1, "{} did not move", b.0);
+    }
+}
+
+#[test]
+fn resume_continues_exactly_where_the_run_stopped() {
+    let corpus = small_corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    let device = Device::flex();
+    let cfg = tiny(corpus.vocab.len_with_specials());
+    let straight_dir = tempfile::tempdir().unwrap();
+    let straight = train(
+        &cfg,
+        &quick_training(6),
+        &data,
+        &device,
+        straight_dir.path(),
+        RunControl::default(),
+    )
+    .unwrap();
+    // The same run stopped after step 4, then resumed from its checkpoint.
+    let dir = tempfile::tempdir().unwrap();
+    let first = RunControl {
+        stop_at: Some(4),
+        ..Default::default()
+    };
+    train(&cfg, &quick_training(6), &data, &device, dir.path(), first).unwrap();
+    let resumed = train(
+        &cfg,
+        &quick_training(6),
+        &data,
+        &device,
+        dir.path(),
+        RunControl {
+            resume: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(resumed.resumed_from, 4);
+    assert_eq!(params(&resumed.model), params(&straight.model));
+    // The same losses at every evaluation (timings aside), the first ones from the checkpoint.
+    let losses = |c: &[transformer::training::CurvePoint]| {
+        c.iter()
+            .map(|p| (p.step, p.split.clone(), p.loss))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(losses(&resumed.curve), losses(&straight.curve));
+    // A changed model or training config is refused.
+    let resume = RunControl {
+        resume: true,
+        ..Default::default()
+    };
+    let err = train(
+        &cfg.clone().with_d_ff(64),
+        &quick_training(6),
+        &data,
+        &device,
+        dir.path(),
+        resume,
+    )
+    .err()
+    .unwrap();
+    assert!(err.to_string().contains("model config differs"), "{err}");
+    let err = train(&cfg, &quick_training(8), &data, &device, dir.path(), resume)
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("training config differs"), "{err}");
+}
+
+#[test]
+fn a_diverging_run_stops_and_keeps_the_last_good_checkpoint() {
+    let corpus = small_corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    let device = Device::flex();
+    let cfg = tiny(corpus.vocab.len_with_specials());
+    let dir = tempfile::tempdir().unwrap();
+    let tc = TrainingConfig {
+        lr: 1e12,
+        grad_clip: None,
+        warmup_steps: 1,
+        ..quick_training(50)
+    };
+    match train(&cfg, &tc, &data, &device, dir.path(), RunControl::default()) {
+        Err(e @ TrainError::NonFiniteLoss { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains("Lower lr"), "{msg}");
+            if let TrainError::NonFiniteLoss { step, .. } = e {
+                assert!(step > 0 && step < 50);
+                if step >= 2 {
+                    assert!(
+                        dir.path().join("checkpoint/state.json").exists(),
+                        "last good checkpoint kept"
+                    );
+                }
+            }
+        }
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("a run with lr 1e12 finished"),
+    }
+    let _ = Objective::Mlm;
+}
