@@ -18,6 +18,8 @@ pub enum Experiment {
     CorpusStats,
     /// Train word2vec skip-gram and CBOW, write vectors, run stats and their evaluation.
     Word2vec,
+    /// Train the transformer (masked or causal LM) and write its loss curve.
+    Train,
     /// Evaluate a word2vec text/binary file on every analogy and similarity set in data/.
     Eval,
     /// The nearest words to `--word` in `--vectors`, with cosines.
@@ -75,6 +77,12 @@ pub struct Args {
     /// Which model an experiment trains, where it trains one (`bench-word2vec`: sgns or cbow).
     #[arg(long)]
     pub model: Option<String>,
+    /// Transformer objective for `train`: mlm or clm, overriding the config's.
+    #[arg(long)]
+    pub objective: Option<String>,
+    /// Continue a training run from its last checkpoint.
+    #[arg(long)]
+    pub resume: bool,
     /// Training threads, overriding the config's.
     #[arg(long)]
     pub threads: Option<usize>,
@@ -88,6 +96,7 @@ fn main() -> ExitCode {
     let result = match args.exp {
         Experiment::CorpusStats => exp::corpus_stats::run(&args),
         Experiment::Word2vec => exp::word2vec::run(&args),
+        Experiment::Train => exp::train::run(&args),
         Experiment::Eval => exp::eval::run(&args),
         Experiment::Neighbours => exp::eval::neighbours(&args),
         Experiment::Bench => exp::bench::run(&args),

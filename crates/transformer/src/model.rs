@@ -322,3 +322,51 @@ impl Transformer {
         self.lm_head.as_ref().map(|h| h.weight.val().transpose())
     }
 }
+
+/// The model's hyper-parameters as an experiment config states them: everything but the
+/// vocabulary size (the corpus's) and the longest sequence (the training's `seq_len`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelSettings {
+    pub d_model: usize,
+    pub n_layers: usize,
+    pub n_heads: usize,
+    pub d_ff: usize,
+    pub dropout: f64,
+    pub qkv: QkvTying,
+    pub norm: NormPlacement,
+    pub tie_lm_head: bool,
+    pub freeze_embeddings: bool,
+}
+
+impl Default for ModelSettings {
+    fn default() -> Self {
+        ModelSettings {
+            d_model: 128,
+            n_layers: 4,
+            n_heads: 4,
+            d_ff: 512,
+            dropout: 0.1,
+            qkv: QkvTying::Untied,
+            norm: NormPlacement::Pre,
+            tie_lm_head: true,
+            freeze_embeddings: false,
+        }
+    }
+}
+
+impl ModelSettings {
+    pub fn to_config(&self, vocab_size: usize, max_len: usize) -> TransformerConfig {
+        TransformerConfig::new(vocab_size)
+            .with_d_model(self.d_model)
+            .with_n_layers(self.n_layers)
+            .with_n_heads(self.n_heads)
+            .with_d_ff(self.d_ff)
+            .with_max_len(max_len)
+            .with_dropout(self.dropout)
+            .with_qkv(self.qkv)
+            .with_norm(self.norm)
+            .with_tie_lm_head(self.tie_lm_head)
+            .with_freeze_embeddings(self.freeze_embeddings)
+    }
+}

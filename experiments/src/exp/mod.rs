@@ -1,6 +1,7 @@
 pub mod bench;
 pub mod corpus_stats;
 pub mod eval;
+pub mod train;
 pub mod word2vec;
 
 use corpus::{Corpus, CorpusConfig};
