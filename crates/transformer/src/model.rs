@@ -23,6 +23,22 @@ use burn::tensor::activation::softmax;
 use burn::tensor::{Bool, Device, Int, Tensor};
 use serde::{Deserialize, Serialize};
 
+/// Standard deviation of every weight at initialisation (BERT's `initializer_range`). burn's
+/// default Kaiming-uniform init (std 1/sqrt(3 fan_in) = 0.051 at d_model 128) makes each block's
+/// output ~25x the 0.02-scale embeddings, so the residual stream starts with almost no token
+/// identity in it and masked-LM training sits on the unigram plateau far longer.
+pub const INIT_STD: f64 = 0.02;
+
+/// Projections that write into the residual stream (W_O, the second feed-forward layer) start
+/// smaller by 1/sqrt(2 n_layers), as in GPT-2, so the stream's scale does not grow with depth.
+fn residual_std(cfg: &TransformerConfig) -> f64 {
+    INIT_STD / (2.0 * cfg.n_layers as f64).sqrt()
+}
+
+fn linear(d_in: usize, d_out: usize, std: f64) -> LinearConfig {
+    LinearConfig::new(d_in, d_out).with_initializer(Initializer::Normal { mean: 0.0, std })
+}
+
 /// Which of W_Q, W_K, W_V are one matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -93,12 +109,12 @@ pub struct SelfAttention {
 
 impl SelfAttention {
     fn new(cfg: &TransformerConfig, device: &Device) -> Self {
-        let proj = LinearConfig::new(cfg.d_model, cfg.d_model).with_bias(false);
+        let proj = linear(cfg.d_model, cfg.d_model, INIT_STD).with_bias(false);
         SelfAttention {
             query: proj.init(device),
             key: (cfg.qkv == QkvTying::Untied).then(|| proj.init(device)),
             value: (cfg.qkv != QkvTying::SharedQkv).then(|| proj.init(device)),
-            output: LinearConfig::new(cfg.d_model, cfg.d_model).init(device),
+            output: linear(cfg.d_model, cfg.d_model, residual_std(cfg)).init(device),
             dropout: DropoutConfig::new(cfg.dropout).init(),
             n_heads: cfg.n_heads,
             d_k: cfg.d_model / cfg.n_heads,
@@ -167,8 +183,8 @@ impl Block {
         Block {
             attention: SelfAttention::new(cfg, device),
             norm_attention: LayerNormConfig::new(cfg.d_model).init(device),
-            ff_in: LinearConfig::new(cfg.d_model, cfg.d_ff).init(device),
-            ff_out: LinearConfig::new(cfg.d_ff, cfg.d_model).init(device),
+            ff_in: linear(cfg.d_model, cfg.d_ff, INIT_STD).init(device),
+            ff_out: linear(cfg.d_ff, cfg.d_model, residual_std(cfg)).init(device),
             norm_ff: LayerNormConfig::new(cfg.d_model).init(device),
             activation: Gelu::new(),
             dropout: DropoutConfig::new(cfg.dropout).init(),
@@ -245,7 +261,7 @@ impl TransformerConfig {
     pub fn init(&self, device: &Device) -> Transformer {
         let small = Initializer::Normal {
             mean: 0.0,
-            std: 0.02,
+            std: INIT_STD,
         };
         let token_embedding = EmbeddingConfig::new(self.vocab_size, self.d_model)
             .with_initializer(small.clone())
@@ -266,7 +282,7 @@ impl TransformerConfig {
                 .collect(),
             final_norm: LayerNormConfig::new(self.d_model).init(device),
             lm_head: (!self.tie_lm_head).then(|| {
-                LinearConfig::new(self.d_model, self.vocab_size)
+                linear(self.d_model, self.vocab_size, INIT_STD)
                     .with_bias(false)
                     .init(device)
             }),

@@ -33,7 +33,12 @@ pub struct TrainingConfig {
     pub lr: f64,
     pub warmup_steps: usize,
     pub weight_decay: f32,
-    /// Clip the global gradient L2 norm to this (none when absent).
+    /// AdamW's epsilon. burn's default (1e-5) is larger than most per-element gradients of the
+    /// 22k-row embedding matrix (softmax gradients of rare words are ~1e-6), which damps their
+    /// updates and keeps masked-LM training on the unigram plateau; PyTorch's 1e-8 does not.
+    pub adam_epsilon: f32,
+    /// Clip each parameter tensor's gradient L2 norm to this (burn's `GradientClipping::Norm`
+    /// works per tensor, not globally); none when absent.
     pub grad_clip: Option<f32>,
     pub eval_every: usize,
     pub eval_batches: usize,
@@ -52,6 +57,7 @@ impl Default for TrainingConfig {
             lr: 1e-3,
             warmup_steps: 100,
             weight_decay: 0.01,
+            adam_epsilon: 1e-8,
             grad_clip: Some(1.0),
             eval_every: 200,
             eval_batches: 8,
@@ -233,6 +239,7 @@ pub fn train(
     let mut model = model_cfg.init(&device);
     let mut optim = AdamWConfig::new()
         .with_weight_decay(cfg.weight_decay)
+        .with_epsilon(cfg.adam_epsilon)
         .with_grad_clipping(
             cfg.grad_clip
                 .map(|c| burn::grad_clipping::GradientClippingConfig::Norm(c)),
