@@ -6,6 +6,7 @@ mod config;
 mod exp;
 mod output;
 mod paths;
+mod plot;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,6 +30,11 @@ pub enum Experiment {
     /// Train one word2vec model (`--model`, `--threads`) for the speed/memory benchmark; one
     /// process per run so peak memory is the run's own (scripts/bench_word2vec.sh runs them all).
     BenchWord2vec,
+    /// Training throughput of the transformer on flex, ndarray and wgpu; writes
+    /// results/bench/transformer.csv (scripts/bench_transformer.sh adds PyTorch beside it).
+    BenchTransformer,
+    /// The same model and weights on every burn backend: agreement, loss curves, tokens/s.
+    Backends,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -59,9 +65,10 @@ pub struct Args {
     /// Random seed, overriding the config's.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// burn backend for transformer experiments.
-    #[arg(long, value_enum, default_value = "flex")]
-    pub backend: Backend,
+    /// burn backend for transformer experiments (default flex; `backends` and
+    /// `bench-transformer` compare all three unless one is named).
+    #[arg(long, value_enum)]
+    pub backend: Option<Backend>,
     /// Tiny sizes for smoke runs.
     #[arg(long)]
     pub quick: bool,
@@ -101,6 +108,8 @@ fn main() -> ExitCode {
         Experiment::Neighbours => exp::eval::neighbours(&args),
         Experiment::Bench => exp::bench::run(&args),
         Experiment::BenchWord2vec => exp::word2vec::bench(&args),
+        Experiment::BenchTransformer => exp::bench_transformer::run(&args),
+        Experiment::Backends => exp::backends::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -184,3 +184,71 @@ fn eval_and_neighbours_on_the_conformance_vectors() {
     ]);
     assert!(!o.status.success() && stderr(&o).contains("qwertyuiop"));
 }
+
+#[test]
+fn wgpu_without_an_adapter_is_a_clear_error_not_a_panic_or_hang() {
+    // Hide every Vulkan driver and every EGL (OpenGL) vendor: wgpu finds no adapter at all.
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("c.txt");
+    std::fs::write(&corpus, "a b a b a b a b a b a c ".repeat(50)).unwrap();
+    let started = std::time::Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_experiments"))
+        .args(["--exp", "train", "--quick", "--backend", "wgpu", "--corpus"])
+        .arg(&corpus)
+        .arg("--out")
+        .arg(dir.path())
+        .env("VK_ICD_FILENAMES", dir.path().join("no-such-icd.json"))
+        .env("__EGL_VENDOR_LIBRARY_FILENAMES", dir.path().join("no-such-egl.json"))
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("no usable wgpu adapter"), "{err}");
+    assert!(err.contains("--backend flex"), "{err}");
+    assert!(err.contains("mesa-vulkan-drivers"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // Failing fast is the point; generous bound so a loaded machine cannot make this flaky.
+    assert!(started.elapsed().as_secs() < 120);
+    assert!(!dir.path().join("train").exists());
+}
+
+#[test]
+fn backends_quick_writes_agreement_curves_and_throughput() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(&[
+        "--exp",
+        "backends",
+        "--quick",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let b = dir.path().join("backends");
+    let agreement = std::fs::read_to_string(b.join("agreement.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(agreement.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let backend = header.iter().position(|h| h == "backend").unwrap();
+    let rel = header.iter().position(|h| h == "max_rel_diff").unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for r in rows.records() {
+        let r = r.unwrap();
+        seen.insert(r[backend].to_string());
+        // Same tolerance as crates/transformer/tests/backends.rs (justified there).
+        assert!(r[rel].parse::<f64>().unwrap() <= 1e-4, "{r:?}");
+    }
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    for f in [
+        "loss-curves.csv",
+        "loss-curves.svg",
+        "loss-curves.png",
+        "throughput.csv",
+        "throughput-training.svg",
+        "throughput-training.png",
+        "throughput-inference.png",
+    ] {
+        let bytes = std::fs::read(b.join(f)).unwrap();
+        assert!(bytes.len() > 100, "{f}");
+    }
+    let png = std::fs::read(b.join("loss-curves.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+}

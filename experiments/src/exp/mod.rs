@@ -1,4 +1,6 @@
+pub mod backends;
 pub mod bench;
+pub mod bench_transformer;
 pub mod corpus_stats;
 pub mod eval;
 pub mod train;

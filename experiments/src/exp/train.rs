@@ -20,8 +20,13 @@ pub struct Config {
     pub training: TrainingConfig,
 }
 
+/// The backend `--backend` names, flex when none is named.
 pub fn backend(args: &Args) -> BackendKind {
-    match args.backend {
+    kind(args.backend.unwrap_or(Backend::Flex))
+}
+
+pub fn kind(backend: Backend) -> BackendKind {
+    match backend {
         Backend::Flex => BackendKind::Flex,
         Backend::Ndarray => BackendKind::Ndarray,
         Backend::Wgpu => BackendKind::Wgpu,
@@ -76,6 +81,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     .map_err(anyhow::Error::msg)?;
     let entropy = data::unigram_entropy(&corpus);
     let kind = backend(args);
+    let device = super::backends::open_device(kind)?;
     let model_cfg = config
         .model
         .to_config(corpus.vocab.len_with_specials(), config.training.seq_len);
@@ -95,7 +101,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         seqs.seq_len,
         {
             use burn::module::Module;
-            model_cfg.init(&kind.device()).num_params()
+            model_cfg.init(&device).num_params()
         },
         kind.name()
     );
@@ -109,7 +115,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         &model_cfg,
         &config.training,
         &seqs,
-        &kind.device(),
+        &device,
         &run_dir,
         control,
     )?;

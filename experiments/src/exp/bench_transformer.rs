@@ -1,0 +1,187 @@
+//! `--exp bench-transformer`: training throughput of the transformer on each burn backend,
+//! written to results/bench/transformer.csv. `scripts/bench_transformer.sh` runs it beside
+//! `scripts/bench_transformer_torch.py` (the identical model in PyTorch eager on CPU) so the
+//! ratio burn/PyTorch is measured in one run.
+//!
+//! What is timed, per step: the forward pass of the encoder on a random `[batch, seq]` batch of
+//! token ids and the backward pass of `mean(h_N²)` (the last layer's hidden states; no LM head,
+//! no optimiser), as issue 9 specifies, ending with `device.sync()` so asynchronous backends
+//! (wgpu) are charged for their work. A second benchmark, `mlm-step`, times what training really
+//! does per step: masked-LM loss with the tied head over the vocabulary, backward and AdamW.
+//! Warm-up steps (autotuning, allocation) are excluded; the median of the repeats is reported
+//! with the minimum and maximum.
+
+use std::time::Instant;
+
+use burn::optim::AdamWConfig;
+use burn::tensor::{Int, Tensor, TensorData};
+use rand::{RngExt, SeedableRng};
+use serde::Serialize;
+
+use transformer::backend::BackendKind;
+use transformer::data::{Objective, Sequences};
+use transformer::model::ModelSettings;
+use transformer::training;
+
+use crate::{output, Args};
+
+#[derive(Serialize)]
+struct Row {
+    framework: String,
+    backend: String,
+    device: String,
+    benchmark: String,
+    threads: usize,
+    d_model: usize,
+    n_layers: usize,
+    n_heads: usize,
+    d_ff: usize,
+    vocab: usize,
+    batch: usize,
+    seq_len: usize,
+    repeats: usize,
+    median_tokens_per_s: f64,
+    min_tokens_per_s: f64,
+    max_tokens_per_s: f64,
+}
+
+fn median_min_max(mut xs: Vec<f64>) -> (f64, f64, f64) {
+    xs.sort_by(f64::total_cmp);
+    (xs[xs.len() / 2], xs[0], xs[xs.len() - 1])
+}
+
+pub fn device_name(kind: BackendKind) -> String {
+    match kind {
+        BackendKind::Wgpu => std::env::var("EMBEDLAB_DEVICE_NAME")
+            .unwrap_or_else(|_| "wgpu default adapter".into()),
+        _ => cpu_name(),
+    }
+}
+
+/// The CPU model from /proc/cpuinfo, so a CSV says what it was measured on.
+pub fn cpu_name() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let settings = ModelSettings {
+        dropout: 0.0,
+        ..ModelSettings::default()
+    };
+    // The text8 vocabulary at min_count 5 plus the five special tokens.
+    let vocab = 22_541 + 5;
+    let (batch, seq_len) = if args.quick { (4, 16) } else { (32, 64) };
+    let (warmup, repeats) = if args.quick { (1, 2) } else { (3, 10) };
+    let backends: Vec<BackendKind> = if args.backend.is_some() {
+        vec![super::train::backend(args)]
+    } else {
+        vec![BackendKind::Flex, BackendKind::Ndarray, BackendKind::Wgpu]
+    };
+    let cfg = settings.to_config(vocab, seq_len);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut rows = Vec::new();
+    for kind in backends {
+        let device = super::backends::open_device(kind)?.autodiff();
+        let model = cfg.init(&device);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed.unwrap_or(1));
+        let ids: Vec<i64> = (0..batch * seq_len)
+            .map(|_| rng.random_range(0..22_541))
+            .collect();
+        let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [batch, seq_len]), &device);
+
+        let step = || {
+            let out = model.forward(tokens.clone(), None, false);
+            let last = out.hidden.last().unwrap().clone();
+            let grads = last.powi_scalar(2).mean().backward();
+            drop(grads);
+            device.sync().expect("device sync");
+        };
+        let mut rates = Vec::new();
+        for i in 0..warmup + repeats {
+            let t = Instant::now();
+            step();
+            if i >= warmup {
+                rates.push((batch * seq_len) as f64 / t.elapsed().as_secs_f64());
+            }
+        }
+        let (median, min, max) = median_min_max(rates);
+        println!(
+            "{:>8} forward+backward: {median:>8.0} tokens/s (min {min:.0}, max {max:.0})",
+            kind.name()
+        );
+        let row = |benchmark: &str, (median, min, max): (f64, f64, f64)| Row {
+            framework: "burn 0.22.1".into(),
+            backend: kind.name().into(),
+            device: device_name(kind),
+            benchmark: benchmark.into(),
+            threads,
+            d_model: settings.d_model,
+            n_layers: settings.n_layers,
+            n_heads: settings.n_heads,
+            d_ff: settings.d_ff,
+            vocab,
+            batch,
+            seq_len,
+            repeats,
+            median_tokens_per_s: median,
+            min_tokens_per_s: min,
+            max_tokens_per_s: max,
+        };
+        rows.push(row("forward-backward", (median, min, max)));
+
+        // A full masked-LM training step, head and optimiser included.
+        let seqs = synthetic_sequences(vocab - 5, seq_len, batch * (warmup + repeats) + 1, 7);
+        let mut model = model;
+        let mut optim = AdamWConfig::new().init();
+        let mut rates = Vec::new();
+        for i in 0..warmup + repeats {
+            let b = seqs.train_batch(Objective::Mlm, batch, i, 1);
+            let t = Instant::now();
+            let (_, grads) = training::train_step(&model, &b, Objective::Mlm, &device);
+            model = optim.step(1e-4, model, grads);
+            device.sync().expect("device sync");
+            if i >= warmup {
+                rates.push((batch * seq_len) as f64 / t.elapsed().as_secs_f64());
+            }
+        }
+        let stats = median_min_max(rates);
+        println!(
+            "{:>8} MLM training step: {:>8.0} tokens/s (min {:.0}, max {:.0})",
+            kind.name(),
+            stats.0,
+            stats.1,
+            stats.2
+        );
+        rows.push(row("mlm-step", stats));
+    }
+    let out = args.out.join("bench/transformer.csv");
+    output::write_csv(&out, &rows)?;
+    println!("wrote {}", out.display());
+    Ok(())
+}
+
+/// Random word ids cut into sequences, for timing (the values do not matter, the shapes do).
+fn synthetic_sequences(n_words: usize, seq_len: usize, n_seq: usize, seed: u64) -> Sequences {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let text: String = (0..n_seq * seq_len)
+        .map(|_| format!("w{} ", rng.random_range(0..n_words)))
+        .collect();
+    let corpus = corpus::Corpus::from_text(
+        &text,
+        std::path::Path::new("<synthetic>"),
+        &corpus::CorpusConfig {
+            min_count: 1,
+            ..Default::default()
+        },
+    )
+    .expect("synthetic corpus");
+    Sequences::new(&corpus, seq_len, 0.0).expect("synthetic sequences")
+}

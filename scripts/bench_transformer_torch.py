@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""The transformer benchmark of `--exp bench-transformer`, in PyTorch eager on CPU.
+
+Same model as crates/transformer/src/model.rs with the default config: token embedding over
+22,546 ids + learned positions, 4 pre-LN blocks (d_model 128, 4 heads, d_ff 512, GELU), Q/K/V
+without bias, W_O and the feed-forward layers with bias, dropout 0. Same step: forward on a random
+[32, 64] batch and backward of mean(h_N^2) (no LM head, no optimiser); then `mlm-step`, the
+masked-LM loss over the vocabulary with the tied head, backward and AdamW on 15% of positions.
+
+Two attention implementations: `manual` computes softmax(QK^T/sqrt(d_k))V with the same
+operations as the burn model; `sdpa` uses torch's fused scaled_dot_product_attention, which is
+what a PyTorch user would write. Rows go to stdout (or --out) in results/bench/transformer.csv's
+columns.
+
+    pip install torch
+    python3 scripts/bench_transformer_torch.py --out /tmp/torch.csv
+"""
+import argparse
+import csv
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+COLUMNS = ["framework", "backend", "device", "benchmark", "threads", "d_model", "n_layers",
+           "n_heads", "d_ff", "vocab", "batch", "seq_len", "repeats", "median_tokens_per_s",
+           "min_tokens_per_s", "max_tokens_per_s"]
+
+
+class Attention(nn.Module):
+    def __init__(self, d, h, fused):
+        super().__init__()
+        self.q = nn.Linear(d, d, bias=False)
+        self.k = nn.Linear(d, d, bias=False)
+        self.v = nn.Linear(d, d, bias=False)
+        self.o = nn.Linear(d, d)
+        self.h, self.dk, self.fused = h, d // h, fused
+
+    def forward(self, x):
+        b, t, d = x.shape
+        split = lambda y: y.view(b, t, self.h, self.dk).transpose(1, 2)
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        if self.fused:
+            ctx = F.scaled_dot_product_attention(q, k, v)
+        else:
+            w = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.dk), dim=-1)
+            ctx = w @ v
+        return self.o(ctx.transpose(1, 2).reshape(b, t, d))
+
+
+class Block(nn.Module):
+    def __init__(self, d, h, ff, fused):
+        super().__init__()
+        self.attn = Attention(d, h, fused)
+        self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.ff_in, self.ff_out = nn.Linear(d, ff), nn.Linear(ff, d)
+
+    def forward(self, x):
+        x = x + self.attn(self.n1(x))
+        return x + self.ff_out(F.gelu(self.ff_in(self.n2(x))))
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab, d, layers, h, ff, max_len, fused):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(max_len, d)
+        self.blocks = nn.ModuleList(Block(d, h, ff, fused) for _ in range(layers))
+        self.final = nn.LayerNorm(d)
+        self.bias = nn.Parameter(torch.zeros(vocab))
+
+    def forward(self, ids):
+        x = self.tok(ids) + self.pos(torch.arange(ids.shape[1]))[None]
+        for blk in self.blocks:
+            x = blk(x)
+        return x
+
+    def logits(self, h):
+        return self.final(h) @ self.tok.weight.T + self.bias
+
+
+def timed(step, warmup, repeats, tokens):
+    rates = []
+    for i in range(warmup + repeats):
+        t = time.perf_counter()
+        step()
+        if i >= warmup:
+            rates.append(tokens / (time.perf_counter() - t))
+    rates.sort()
+    return statistics.median(rates), rates[0], rates[-1]
+
+
+def cpu_name():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", help="CSV file (default: stdout)")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(1)
+    vocab, d, layers, h, ff = 22_546, 128, 4, 4, 512
+    batch, seq = (4, 16) if a.quick else (32, 64)
+    warmup, repeats = (1, 2) if a.quick else (3, 10)
+    ids = torch.randint(0, 22_541, (batch, seq))
+    rows = []
+    for fused in (False, True):
+        model = Encoder(vocab, d, layers, h, ff, seq, fused)
+        name = "sdpa" if fused else "manual"
+
+        def fwd_bwd():
+            model.zero_grad(set_to_none=True)
+            model(ids).pow(2).mean().backward()
+
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        mask = torch.rand(batch, seq) < 0.15
+
+        def mlm_step():
+            opt.zero_grad(set_to_none=True)
+            hid = model(ids)[mask]
+            F.cross_entropy(model.logits(hid), ids[mask]).backward()
+            opt.step()
+
+        for bench, fn in (("forward-backward", fwd_bwd), ("mlm-step", mlm_step)):
+            med, lo, hi = timed(fn, warmup, repeats, batch * seq)
+            print(f"pytorch {name:>6} {bench}: {med:8.0f} tokens/s (min {lo:.0f}, max {hi:.0f})",
+                  file=sys.stderr)
+            rows.append(dict(framework=f"pytorch {torch.__version__}", backend=f"cpu-eager-{name}",
+                             device=cpu_name(), benchmark=bench, threads=a.threads, d_model=d,
+                             n_layers=layers, n_heads=h, d_ff=ff, vocab=vocab, batch=batch,
+                             seq_len=seq, repeats=repeats, median_tokens_per_s=med,
+                             min_tokens_per_s=lo, max_tokens_per_s=hi))
+    out = open(a.out, "w", newline="") if a.out else sys.stdout
+    w = csv.DictWriter(out, fieldnames=COLUMNS)
+    w.writeheader()
+    w.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
