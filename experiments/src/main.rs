@@ -35,6 +35,9 @@ pub enum Experiment {
     BenchTransformer,
     /// The same model and weights on every burn backend: agreement, loss curves, tokens/s.
     Backends,
+    /// Analogy and similarity of the transformer's embedding matrix and of every layer's
+    /// decontextualized and aggregated vectors; W_Q/W_K/W_V geometry.
+    Layers,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -110,6 +113,7 @@ fn main() -> ExitCode {
         Experiment::BenchWord2vec => exp::word2vec::bench(&args),
         Experiment::BenchTransformer => exp::bench_transformer::run(&args),
         Experiment::Backends => exp::backends::run(&args),
+        Experiment::Layers => exp::layers::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -252,3 +252,37 @@ fn backends_quick_writes_agreement_curves_and_throughput() {
     let png = std::fs::read(b.join("loss-curves.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
 }
+
+#[test]
+fn layers_quick_scores_every_layer_and_representation() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(&["--exp", "layers", "--quick", "--out", dir.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let d = dir.path().join("layers");
+    let text = std::fs::read_to_string(d.join("train-mlm-flex-seed1-quick.csv")).unwrap();
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|x| x == name).unwrap();
+    let (rep, layer, bench, metric) = (col("representation"), col("layer"), col("benchmark"), col("metric"));
+    let mut seen = std::collections::BTreeSet::new();
+    for row in r.records() {
+        let row = row.unwrap();
+        if &row[bench] == "WS-353-ALL" && &row[metric] == "spearman" {
+            seen.insert(format!("{}:{}", &row[rep], &row[layer]));
+        }
+    }
+    // --quick: 2 layers, so hidden states 0..=2 for both pooled representations, plus the
+    // embedding matrix.
+    let expected: std::collections::BTreeSet<String> = ["embedding:"]
+        .into_iter()
+        .map(String::from)
+        .chain((0..=2).flat_map(|l| [format!("aggregated:{l}"), format!("decontextualized:{l}")]))
+        .collect();
+    assert_eq!(seen, expected);
+    let att = std::fs::read_to_string(d.join("train-mlm-flex-seed1-quick-attention.csv")).unwrap();
+    // 2 layers x 2 heads.
+    assert_eq!(att.lines().count(), 1 + 4);
+    for f in ["train-mlm-flex-seed1-quick-analogy.png", "train-mlm-flex-seed1-quick-ws353.svg"] {
+        assert!(std::fs::metadata(d.join(f)).unwrap().len() > 100, "{f}");
+    }
+}

@@ -5,11 +5,16 @@
 //! * [`analogy`]: 3CosAdd and 3CosMul on questions-words files, per section, semantic/syntactic.
 //! * [`similarity`]: Pearson and Spearman against human similarity judgements, OOV counted.
 //! * [`stats`]: the correlation coefficients.
+//! * [`representations`]: a trained transformer turned into tables of word vectors — its
+//!   embedding matrix, and per layer decontextualized and mean-pooled (aggregated) vectors.
+//! * [`geometry`]: W_Q/W_K/W_V similarity per layer and head, and contextuality measures.
 //!
 //! The numbers agree with gensim 4.4 (`tests/conformance.rs`).
 
 pub mod analogy;
 pub mod eval_vocab;
+pub mod geometry;
+pub mod representations;
 pub mod similarity;
 pub mod stats;
 

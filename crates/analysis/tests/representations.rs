@@ -1,0 +1,122 @@
+//! Word vectors drawn from a transformer, and its attention geometry, on small models whose
+//! answers can be computed by hand.
+
+use std::path::Path;
+
+use analysis::geometry::attention_geometry;
+use analysis::representations::{aggregated, decontextualized, embedding_table};
+use burn::tensor::Device;
+use corpus::{Corpus, CorpusConfig, Preset};
+use transformer::model::QkvTying;
+use transformer::{Transformer, TransformerConfig};
+
+fn corpus() -> Corpus {
+    let text: String = (0..2000)
+        .map(|i| format!("w{} ", (i * 7 + i / 13) % 30))
+        .collect();
+    let cfg = CorpusConfig {
+        path: "planted".into(),
+        preset: Preset::Text8,
+        lowercase: false,
+        min_count: 1,
+        max_size: None,
+        chunk_len: 1000,
+    };
+    Corpus::from_text(&text, Path::new("planted"), &cfg).unwrap()
+}
+
+fn model(vocab: usize, qkv: QkvTying) -> Transformer {
+    let device = Device::flex();
+    device.seed(3);
+    TransformerConfig::new(vocab)
+        .with_d_model(16)
+        .with_n_layers(2)
+        .with_n_heads(2)
+        .with_d_ff(32)
+        .with_max_len(10)
+        .with_dropout(0.0)
+        .with_qkv(qkv)
+        .init(&device)
+}
+
+fn floats(t: burn::tensor::Tensor<2>) -> Vec<f32> {
+    t.into_data().try_into_vec::<f32>().unwrap()
+}
+
+#[test]
+fn tied_matrices_have_cosine_one_and_shared_qk_is_symmetric() {
+    for (qkv, qk, qv) in [
+        (QkvTying::SharedQkv, true, true),
+        (QkvTying::SharedQk, true, false),
+        (QkvTying::Untied, false, false),
+    ] {
+        let rows = attention_geometry(&model(40, qkv));
+        assert_eq!(rows.len(), 2 * 2);
+        for r in rows {
+            let one = |c: f64| (c - 1.0).abs() < 1e-6;
+            assert_eq!(one(r.cos_q_k), qk, "{qkv:?} {r:?}");
+            assert_eq!(one(r.cos_q_v), qv, "{qkv:?} {r:?}");
+            if !qk {
+                // Independent random matrices: nearly orthogonal, and Q K^T nearly as far from
+                // symmetric as a random matrix (1/sqrt 2).
+                assert!(r.cos_q_k.abs() < 0.2, "{r:?}");
+                assert!((r.qk_symmetric_share - 0.5f64.sqrt()).abs() < 0.15, "{r:?}");
+            } else {
+                assert!((r.qk_symmetric_share - 1.0).abs() < 1e-9, "{r:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn layer_zero_vectors_are_token_plus_position_embeddings() {
+    let c = corpus();
+    let specials = c.vocab.specials();
+    let m = model(c.vocab.len_with_specials(), QkvTying::Untied);
+    let words: Vec<String> = c.vocab.words()[..10].to_vec();
+    let emb = floats(m.token_embedding_matrix());
+    let pos = floats(m.position_embedding.weight.val());
+    let d = 16;
+
+    let table = embedding_table(&m, &words);
+    assert_eq!(table.data(), &emb[..10 * d]);
+
+    // Decontextualized: the word sits at position 1 of [CLS] w [SEP].
+    let dec = decontextualized(&m, &words, specials, &Device::flex(), 4);
+    assert_eq!(dec.len(), 3);
+    for w in 0..10 {
+        for j in 0..d {
+            let expected = emb[w * d + j] + pos[d + j];
+            assert!((dec[0].row(w)[j] - expected).abs() < 1e-6);
+        }
+    }
+    // Deeper layers differ from layer 0 (the blocks do something).
+    assert_ne!(dec[1].data(), dec[0].data());
+
+    // Aggregated: sequences of 6 tokens; the layer-0 mean of a word over its first N
+    // occurrences is its embedding plus the mean of the position embeddings it occurred at.
+    let seq_len = 6;
+    let seqs: Vec<u32> = c.encoded.ids[..60 * seq_len].to_vec();
+    let n_max = 5;
+    let mut calls = 0;
+    let agg = aggregated(&m, &words, &seqs, seq_len, n_max, 7, &Device::flex(), |_, _| calls += 1);
+    assert!(calls > 0);
+    for w in 0..10u32 {
+        let positions: Vec<usize> = seqs
+            .iter()
+            .enumerate()
+            .filter(|(_, &id)| id == w)
+            .map(|(i, _)| i % seq_len)
+            .take(n_max as usize)
+            .collect();
+        assert_eq!(agg.occurrences[w as usize] as usize, positions.len());
+        assert!(!positions.is_empty());
+        for j in 0..d {
+            let mean_pos: f32 = positions.iter().map(|p| pos[p * d + j]).sum::<f32>()
+                / positions.len() as f32;
+            let expected = emb[w as usize * d + j] + mean_pos;
+            let got = agg.tables[0].row(w as usize)[j];
+            assert!((got - expected).abs() < 1e-5, "word {w} dim {j}: {got} vs {expected}");
+        }
+    }
+}
