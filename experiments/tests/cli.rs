@@ -282,6 +282,8 @@ fn layers_quick_scores_every_layer_and_representation() {
     let att = std::fs::read_to_string(d.join("train-mlm-flex-seed1-quick-attention.csv")).unwrap();
     // 2 layers x 2 heads.
     assert_eq!(att.lines().count(), 1 + 4);
+    let ctx = std::fs::read_to_string(d.join("train-mlm-flex-seed1-quick-contextuality.csv")).unwrap();
+    assert_eq!(ctx.lines().count(), 1 + 3);
     for f in ["train-mlm-flex-seed1-quick-analogy.png", "train-mlm-flex-seed1-quick-ws353.svg"] {
         assert!(std::fs::metadata(d.join(f)).unwrap().len() > 100, "{f}");
     }

@@ -141,3 +141,187 @@ mod tests {
         assert!((mean_pairwise_cosine(&[&w, &x, &w]) - 1.0 / 3.0).abs() < 1e-12);
     }
 }
+
+/// How contextual one layer's vectors are (Ethayarajh 2019), with the anisotropy-adjusted values
+/// (measure minus anisotropy), which say how much of a similarity is the word's own and how much
+/// is every vector's common direction.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct LayerContextuality {
+    pub layer: usize,
+    /// Mean over the tracked words of the mean cosine between a word's occurrences.
+    pub self_similarity: f64,
+    /// Mean over sequences of the mean cosine between each word's vector and the sequence mean.
+    pub intra_sentence: f64,
+    /// Mean cosine between vectors of random pairs of tokens.
+    pub anisotropy: f64,
+    /// Mean over the tracked words of the share of variance of their occurrence vectors that
+    /// the first principal component explains (uncentred, as Ethayarajh computes it).
+    pub max_explainable_variance: f64,
+    pub self_similarity_adjusted: f64,
+    pub intra_sentence_adjusted: f64,
+    /// Words tracked (those with at least two occurrences in the pass).
+    pub words: usize,
+}
+
+/// Share of the squared Frobenius norm of the `k x d` matrix `rows` that its first singular
+/// vector explains: sigma_1^2 / sum sigma_i^2, via power iteration on the k x k Gram matrix.
+pub fn first_component_share(rows: &[&[f32]]) -> f64 {
+    let k = rows.len();
+    if k == 0 {
+        return f64::NAN;
+    }
+    let mut g = vec![0f64; k * k];
+    for i in 0..k {
+        for j in i..k {
+            let v: f64 = rows[i].iter().zip(rows[j]).map(|(a, b)| *a as f64 * *b as f64).sum();
+            g[i * k + j] = v;
+            g[j * k + i] = v;
+        }
+    }
+    let trace: f64 = (0..k).map(|i| g[i * k + i]).sum();
+    if trace == 0.0 {
+        return f64::NAN;
+    }
+    let mut x = vec![1.0 / (k as f64).sqrt(); k];
+    let mut lambda = 0.0;
+    for _ in 0..200 {
+        let y: Vec<f64> = (0..k).map(|i| (0..k).map(|j| g[i * k + j] * x[j]).sum()).collect();
+        let norm = y.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if norm == 0.0 {
+            break;
+        }
+        let next: Vec<f64> = y.iter().map(|v| v / norm).collect();
+        let converged = next.iter().zip(&x).map(|(a, b)| (a - b).abs()).sum::<f64>() < 1e-12;
+        x = next;
+        lambda = norm;
+        if converged {
+            break;
+        }
+    }
+    lambda / trace
+}
+
+/// Contextuality of every layer over the first `n_sequences` of `sequences` (row-major,
+/// `seq_len` ids each): self-similarity and explained variance of the word ids in `track` (up to
+/// `per_word` occurrences each), intra-sentence similarity of every sequence, and anisotropy
+/// from `pairs` random token pairs. Ids at or above `n_words` (special tokens) are left out.
+#[allow(clippy::too_many_arguments)]
+pub fn contextuality(
+    model: &Transformer,
+    sequences: &[u32],
+    seq_len: usize,
+    n_sequences: usize,
+    n_words: u32,
+    track: &[u32],
+    per_word: usize,
+    pairs: usize,
+    seed: u64,
+    device: &burn::tensor::Device,
+) -> Vec<LayerContextuality> {
+    use burn::tensor::{Int, Tensor, TensorData};
+    let n_layers = model.blocks.len() + 1;
+    let d = model.token_embedding_matrix().dims()[1];
+    let tracked: std::collections::HashMap<u32, usize> =
+        track.iter().enumerate().map(|(i, &w)| (w, i)).collect();
+    // occurrences[layer][word] = vectors
+    let mut occ: Vec<Vec<Vec<Vec<f32>>>> = vec![vec![Vec::new(); track.len()]; n_layers];
+    let mut intra = vec![(0f64, 0usize); n_layers];
+    // A reservoir of token vectors per layer for anisotropy (same tokens in every layer).
+    let reservoir_size = ((2.0 * pairs as f64).sqrt().ceil() as usize).max(2);
+    let mut reservoir: Vec<Vec<Vec<f32>>> = vec![Vec::new(); n_layers];
+    let mut rng = seed | 1;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut seen_tokens = 0u64;
+    let n_seq = n_sequences.min(sequences.len() / seq_len);
+    let batch = 32;
+    for start in (0..n_seq).step_by(batch) {
+        let end = (start + batch).min(n_seq);
+        let b = end - start;
+        let ids: Vec<i64> = sequences[start * seq_len..end * seq_len]
+            .iter()
+            .map(|&x| x as i64)
+            .collect();
+        let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, seq_len]), device);
+        let hidden: Vec<Vec<f32>> = model
+            .forward(tokens, None, false)
+            .hidden
+            .into_iter()
+            .map(|h| h.into_data().try_into_vec::<f32>().expect("f32"))
+            .collect();
+        for s in 0..b {
+            let ids = &sequences[(start + s) * seq_len..(start + s + 1) * seq_len];
+            let words: Vec<usize> = (0..seq_len).filter(|&p| ids[p] < n_words).collect();
+            // Which reservoir slots this sequence's tokens take (the same in every layer).
+            let mut slots = Vec::new();
+            for &p in &words {
+                seen_tokens += 1;
+                if reservoir[0].len() + slots.len() < reservoir_size {
+                    slots.push((p, None));
+                } else {
+                    let r = next() % seen_tokens;
+                    if (r as usize) < reservoir_size {
+                        slots.push((p, Some(r as usize)));
+                    }
+                }
+            }
+            for (l, h) in hidden.iter().enumerate() {
+                let vec_at = |p: usize| &h[((s * seq_len) + p) * d..((s * seq_len) + p + 1) * d];
+                if words.len() >= 2 {
+                    let mut mean = vec![0f32; d];
+                    for &p in &words {
+                        mean.iter_mut().zip(vec_at(p)).for_each(|(m, x)| *m += x);
+                    }
+                    let c = words.iter().map(|&p| cosine(vec_at(p), &mean)).sum::<f64>()
+                        / words.len() as f64;
+                    intra[l].0 += c;
+                    intra[l].1 += 1;
+                }
+                for &p in &words {
+                    if let Some(&i) = tracked.get(&ids[p]) {
+                        if occ[l][i].len() < per_word {
+                            occ[l][i].push(vec_at(p).to_vec());
+                        }
+                    }
+                }
+                for &(p, slot) in &slots {
+                    match slot {
+                        None => reservoir[l].push(vec_at(p).to_vec()),
+                        Some(r) => reservoir[l][r] = vec_at(p).to_vec(),
+                    }
+                }
+            }
+        }
+    }
+    (0..n_layers)
+        .map(|l| {
+            let words: Vec<&Vec<Vec<f32>>> = occ[l].iter().filter(|v| v.len() >= 2).collect();
+            let mean_over = |f: &dyn Fn(&[&[f32]]) -> f64| {
+                words
+                    .iter()
+                    .map(|v| f(&v.iter().map(|x| x.as_slice()).collect::<Vec<_>>()))
+                    .sum::<f64>()
+                    / words.len().max(1) as f64
+            };
+            let self_sim = mean_over(&|v| mean_pairwise_cosine(v));
+            let mev = mean_over(&|v| first_component_share(v));
+            let res: Vec<&[f32]> = reservoir[l].iter().map(|x| x.as_slice()).collect();
+            let aniso = mean_pairwise_cosine(&res);
+            let intra_s = intra[l].0 / intra[l].1.max(1) as f64;
+            LayerContextuality {
+                layer: l,
+                self_similarity: self_sim,
+                intra_sentence: intra_s,
+                anisotropy: aniso,
+                max_explainable_variance: mev,
+                self_similarity_adjusted: self_sim - aniso,
+                intra_sentence_adjusted: intra_s - aniso,
+                words: words.len(),
+            }
+        })
+        .collect()
+}

@@ -120,3 +120,36 @@ fn layer_zero_vectors_are_token_plus_position_embeddings() {
         }
     }
 }
+
+#[test]
+fn a_word_in_identical_contexts_has_self_similarity_one() {
+    use analysis::geometry::{contextuality, first_component_share};
+    // Every sequence is the same: "x" always sits in the same context at the same position,
+    // so all its occurrence vectors are equal in every layer.
+    let text = "a b x c d ".repeat(200);
+    let cfg = CorpusConfig {
+        path: "same".into(),
+        preset: Preset::Text8,
+        lowercase: false,
+        min_count: 1,
+        max_size: None,
+        chunk_len: 1000,
+    };
+    let c = Corpus::from_text(&text, Path::new("same"), &cfg).unwrap();
+    let m = model(c.vocab.len_with_specials(), QkvTying::Untied);
+    let seqs: Vec<u32> = c.encoded.ids[..50 * 5].to_vec();
+    let x = c.vocab.words().iter().position(|w| w == "x").unwrap() as u32;
+    let rows = contextuality(&m, &seqs, 5, 50, c.vocab.len() as u32, &[x], 10, 100, 1, &Device::flex());
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        assert_eq!(r.words, 1);
+        assert!((r.self_similarity - 1.0).abs() < 1e-6, "{r:?}");
+        assert!((r.max_explainable_variance - 1.0).abs() < 1e-6, "{r:?}");
+        assert!(r.anisotropy < 1.0 && r.anisotropy > -1.0, "{r:?}");
+    }
+    // Rank-one check by hand: rows (1,0) and (0,1) share variance equally.
+    let e1 = [1.0f32, 0.0];
+    let e2 = [0.0f32, 1.0];
+    assert!((first_component_share(&[&e1, &e2]) - 0.5).abs() < 1e-9);
+    assert!((first_component_share(&[&e1, &e1, &e2]) - 2.0 / 3.0).abs() < 1e-9);
+}

@@ -9,7 +9,7 @@
 
 use serde::Deserialize;
 
-use analysis::geometry::attention_geometry;
+use analysis::geometry::{attention_geometry, contextuality};
 use analysis::representations::{aggregated, decontextualized, embedding_table, lm_head_table};
 use burn::module::Module;
 use corpus::CorpusConfig;
@@ -173,6 +173,47 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     output::write_csv(&out_dir.join(format!("{name}.csv")), &rows)?;
     let geometry = attention_geometry(&model);
     output::write_csv(&out_dir.join(format!("{name}-attention.csv")), &geometry)?;
+
+    // Contextuality: 500 words spread over the 5,000 most frequent, 20 occurrences each, from
+    // the first 2,000 training sequences; anisotropy from a 1,000-token reservoir.
+    let top = n_words.min(5_000) as u32;
+    let track: Vec<u32> = (0..top).step_by((top as usize / 500).max(1)).collect();
+    let n_seq = if args.quick { 200 } else { 2_000 };
+    let ctx = contextuality(
+        &model,
+        &seqs.train,
+        seqs.seq_len,
+        n_seq,
+        corpus.vocab.len() as u32,
+        &track,
+        20,
+        500_000,
+        cfg.training.seed,
+        &device,
+    );
+    output::write_csv(&out_dir.join(format!("{name}-contextuality.csv")), &ctx)?;
+    let line = |label: &str, f: &dyn Fn(&analysis::geometry::LayerContextuality) -> f64| plot::Series {
+        name: label.into(),
+        points: ctx.iter().map(|c| (c.layer as f64, f(c), None)).collect(),
+    };
+    plot::lines(
+        &out_dir.join(format!("{name}-contextuality")),
+        &format!("Contextuality by layer ({objective}, seed {})", cfg.training.seed),
+        "layer (0 = embedding output)",
+        "mean cosine",
+        &[
+            line("self-similarity", &|c| c.self_similarity),
+            line("intra-sentence similarity", &|c| c.intra_sentence),
+            line("anisotropy (random pairs)", &|c| c.anisotropy),
+            line("self-similarity - anisotropy", &|c| c.self_similarity_adjusted),
+        ],
+    )?;
+    for c in &ctx {
+        println!(
+            "layer {}: self-similarity {:.3}, intra-sentence {:.3}, anisotropy {:.3}, first-PC variance {:.3} ({} words)",
+            c.layer, c.self_similarity, c.intra_sentence, c.anisotropy, c.max_explainable_variance, c.words
+        );
+    }
 
     // Figure: analogy accuracy and WS-353 Spearman against layer.
     for (benchmark, metric, label, file) in [
