@@ -89,11 +89,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     for (name, cfg) in [("sgns", &config.sgns), ("cbow", &config.cbow)] {
         let cfg = effective(args, cfg.clone());
         let trained = train_and_report(&corpus, name, &cfg)?;
-        format::write(
-            &trained.vectors,
-            &dir.join(format!("{name}.bin")),
-            format::Format::Binary,
-        )?;
+        // Both word2vec formats, so any tool (gensim's load_word2vec_format among them) reads them.
+        for (ext, f) in [("bin", format::Format::Binary), ("txt", format::Format::Text)] {
+            format::write(&trained.vectors, &dir.join(format!("{name}.{ext}")), f)?;
+        }
         let template = TidyRow {
             experiment: "word2vec".into(),
             model: name.into(),
