@@ -280,8 +280,8 @@ fn layers_quick_scores_every_layer_and_representation() {
         .collect();
     assert_eq!(seen, expected);
     let att = std::fs::read_to_string(d.join("train-mlm-flex-seed1-quick-attention.csv")).unwrap();
-    // 2 layers x 2 heads.
-    assert_eq!(att.lines().count(), 1 + 4);
+    // 2 layers x 2 heads, trained and at initialisation.
+    assert_eq!(att.lines().count(), 1 + 2 * 4);
     let ctx = std::fs::read_to_string(d.join("train-mlm-flex-seed1-quick-contextuality.csv")).unwrap();
     assert_eq!(ctx.lines().count(), 1 + 3);
     for f in ["train-mlm-flex-seed1-quick-analogy.png", "train-mlm-flex-seed1-quick-ws353.svg"] {

@@ -62,6 +62,40 @@ pub fn mean_pairwise_cosine(vectors: &[&[f32]]) -> f64 {
     }
 }
 
+/// Linear CKA (Kornblith et al. 2019) between two `n x k` row-major matrices whose rows are the
+/// same n items (here: the input dimensions) and whose columns are features (the head's output
+/// dimensions): ||X^T Y||_F^2 / (||X^T X||_F ||Y^T Y||_F) after centring each column. 1 when Y is
+/// X up to rotation and scale: it compares the subspaces the heads project onto, which the plain
+/// cosine of the flattened matrices does not.
+pub fn linear_cka(x: &[f32], y: &[f32], n: usize, k: usize) -> f64 {
+    let centre = |m: &[f32]| -> Vec<f64> {
+        let mut out: Vec<f64> = m.iter().map(|&v| v as f64).collect();
+        for c in 0..k {
+            let mean = (0..n).map(|r| out[r * k + c]).sum::<f64>() / n as f64;
+            (0..n).for_each(|r| out[r * k + c] -= mean);
+        }
+        out
+    };
+    let (x, y) = (centre(x), centre(y));
+    // Frobenius norm squared of A^T B (k x k).
+    let cross = |a: &[f64], b: &[f64]| -> f64 {
+        let mut total = 0.0;
+        for i in 0..k {
+            for j in 0..k {
+                let v: f64 = (0..n).map(|r| a[r * k + i] * b[r * k + j]).sum();
+                total += v * v;
+            }
+        }
+        total
+    };
+    let denom = (cross(&x, &x) * cross(&y, &y)).sqrt();
+    if denom == 0.0 {
+        0.0
+    } else {
+        cross(&x, &y) / denom
+    }
+}
+
 /// One head's attention-matrix measures.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct HeadGeometry {
@@ -70,6 +104,10 @@ pub struct HeadGeometry {
     pub cos_q_k: f64,
     pub cos_q_v: f64,
     pub cos_k_v: f64,
+    /// Linear CKA between the heads' projections (subspace similarity).
+    pub cka_q_k: f64,
+    pub cka_q_v: f64,
+    pub cka_k_v: f64,
     /// Symmetric share of W_Q^h (W_K^h)^T.
     pub qk_symmetric_share: f64,
 }
@@ -109,6 +147,9 @@ pub fn attention_geometry(model: &Transformer) -> Vec<HeadGeometry> {
                 cos_q_k: cosine(&qh, &kh),
                 cos_q_v: cosine(&qh, &vh),
                 cos_k_v: cosine(&kh, &vh),
+                cka_q_k: linear_cka(&qh, &kh, d_in, att.d_k),
+                cka_q_v: linear_cka(&qh, &vh, d_in, att.d_k),
+                cka_k_v: linear_cka(&kh, &vh, d_in, att.d_k),
                 qk_symmetric_share: symmetric_share(&m, d_in),
             });
         }
@@ -129,6 +170,18 @@ mod tests {
         // [[0, 1], [0, 0]]: symmetric part [[0, .5], [.5, 0]], norm sqrt(.5) over 1.
         let upper = [0.0, 1.0, 0.0, 0.0];
         assert!((symmetric_share(&upper, 2) - 0.5f64.sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn linear_cka_is_one_under_rotation_and_scale_and_small_for_unrelated() {
+        // X: 4 x 2; Y = 3 X R with R a 90-degree rotation.
+        let x = [1.0f32, 0.0, 0.0, 2.0, -1.0, 1.0, 0.5, -3.0];
+        let y: Vec<f32> = x.chunks(2).flat_map(|r| [-3.0 * r[1], 3.0 * r[0]]).collect();
+        assert!((linear_cka(&x, &y, 4, 2) - 1.0).abs() < 1e-12);
+        // Orthogonal column spaces after centring: CKA 0.
+        let a = [1.0f32, -1.0, 1.0, -1.0];
+        let b = [1.0f32, 1.0, -1.0, -1.0];
+        assert!(linear_cka(&a, &b, 4, 1).abs() < 1e-12);
     }
 
     #[test]

@@ -171,8 +171,40 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let out_dir = args.out.join("layers");
     output::write_csv(&out_dir.join(format!("{name}.csv")), &rows)?;
-    let geometry = attention_geometry(&model);
-    output::write_csv(&out_dir.join(format!("{name}-attention.csv")), &geometry)?;
+    // The control: the same measures on the model as initialised (same seed, before training).
+    #[derive(serde::Serialize)]
+    struct AttentionRow {
+        state: &'static str,
+        layer: usize,
+        head: usize,
+        cos_q_k: f64,
+        cos_q_v: f64,
+        cos_k_v: f64,
+        cka_q_k: f64,
+        cka_q_v: f64,
+        cka_k_v: f64,
+        qk_symmetric_share: f64,
+    }
+    device.seed(cfg.training.seed);
+    let initial = model_cfg.init(&device);
+    let mut attention = Vec::new();
+    for (state, m) in [("trained", &model), ("initialisation", &initial)] {
+        for g in attention_geometry(m) {
+            attention.push(AttentionRow {
+                state,
+                layer: g.layer,
+                head: g.head,
+                cos_q_k: g.cos_q_k,
+                cos_q_v: g.cos_q_v,
+                cos_k_v: g.cos_k_v,
+                cka_q_k: g.cka_q_k,
+                cka_q_v: g.cka_q_v,
+                cka_k_v: g.cka_k_v,
+                qk_symmetric_share: g.qk_symmetric_share,
+            });
+        }
+    }
+    output::write_csv(&out_dir.join(format!("{name}-attention.csv")), &attention)?;
 
     // Contextuality: 500 words spread over the 5,000 most frequent, 20 occurrences each, from
     // the first 2,000 training sequences; anisotropy from a 1,000-token reservoir.
