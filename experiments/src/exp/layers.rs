@@ -170,7 +170,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         });
     }
     let out_dir = args.out.join("layers");
-    output::write_csv(&out_dir.join(format!("{name}.csv")), &rows)?;
     // The control: the same measures on the model as initialised (same seed, before training).
     #[derive(serde::Serialize)]
     struct AttentionRow {
@@ -224,6 +223,51 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         &device,
     );
     output::write_csv(&out_dir.join(format!("{name}-contextuality.csv")), &ctx)?;
+
+    // The same measures as tidy rows beside the analogy and similarity scores, so one file
+    // holds everything this experiment measured (the two CSVs above are the wide views).
+    let tidy = |representation: String, layer: usize, benchmark: String, metric: &str, value: f64, n: usize| TidyRow {
+        representation,
+        layer: Some(layer),
+        benchmark,
+        metric: metric.into(),
+        value,
+        n,
+        ..template.clone()
+    };
+    for c in &ctx {
+        for (metric, value) in [
+            ("self_similarity", c.self_similarity),
+            ("intra_sentence", c.intra_sentence),
+            ("anisotropy", c.anisotropy),
+            ("max_explainable_variance", c.max_explainable_variance),
+            ("self_similarity_adjusted", c.self_similarity_adjusted),
+            ("intra_sentence_adjusted", c.intra_sentence_adjusted),
+        ] {
+            rows.push(tidy("contextual".into(), c.layer, "contextuality".into(), metric, value, c.words));
+        }
+    }
+    for a in &attention {
+        for (metric, value) in [
+            ("cos_q_k", a.cos_q_k),
+            ("cos_q_v", a.cos_q_v),
+            ("cos_k_v", a.cos_k_v),
+            ("cka_q_k", a.cka_q_k),
+            ("cka_q_v", a.cka_q_v),
+            ("cka_k_v", a.cka_k_v),
+            ("qk_symmetric_share", a.qk_symmetric_share),
+        ] {
+            rows.push(tidy(
+                format!("attention-{}", a.state),
+                a.layer,
+                format!("head-{}", a.head),
+                metric,
+                value,
+                1,
+            ));
+        }
+    }
+    output::write_csv(&out_dir.join(format!("{name}.csv")), &rows)?;
     let line = |label: &str, f: &dyn Fn(&analysis::geometry::LayerContextuality) -> f64| plot::Series {
         name: label.into(),
         points: ctx.iter().map(|c| (c.layer as f64, f(c), None)).collect(),
