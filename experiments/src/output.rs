@@ -33,3 +33,22 @@ pub struct TidyRow {
     pub seed: Option<u64>,
     pub backend: Option<String>,
 }
+
+impl TidyRow {
+    /// A row with its labels set and its measurement empty, for an experiment to fill in.
+    pub fn template(experiment: &str, model: &str, representation: &str) -> TidyRow {
+        TidyRow {
+            experiment: experiment.into(),
+            model: model.into(),
+            representation: representation.into(),
+            layer: None,
+            benchmark: String::new(),
+            metric: String::new(),
+            value: f64::NAN,
+            n: 0,
+            oov: 0,
+            seed: None,
+            backend: None,
+        }
+    }
+}

@@ -3,8 +3,24 @@
 
 use std::path::{Path, PathBuf};
 
-/// The repository root this binary was built from.
+/// The repository root: looked up at run time first, because a target directory shared between
+/// clones (CI's cache) can hold a binary built from another clone, whose compile-time path may
+/// be gone. `cargo run` and `cargo test` set CARGO_MANIFEST_DIR for the process; otherwise the
+/// nearest ancestor of the current directory with `data/` and `experiments/`; otherwise the
+/// clone the binary was built from.
 pub fn repo_root() -> PathBuf {
+    let is_root = |p: &Path| p.join("data").is_dir() && p.join("experiments").is_dir();
+    if let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") {
+        let root = Path::new(&dir).join("..");
+        if is_root(&root) {
+            return root;
+        }
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        if let Some(root) = cwd.ancestors().find(|a| is_root(a)) {
+            return root.to_owned();
+        }
+    }
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 

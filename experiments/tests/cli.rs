@@ -140,7 +140,7 @@ fn eval_reports_malformed_vectors_with_file_and_line() {
 fn eval_and_neighbours_on_the_conformance_vectors() {
     let dir = tempfile::tempdir().unwrap();
     let vecs =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/conformance/vectors-10k-50d.bin");
+        manifest_dir().join("../data/conformance/vectors-10k-50d.bin");
     let o = run(&[
         "--exp",
         "eval",
@@ -287,4 +287,12 @@ fn layers_quick_scores_every_layer_and_representation() {
     for f in ["train-mlm-flex-seed1-quick-analogy.png", "train-mlm-flex-seed1-quick-ws353.svg"] {
         assert!(std::fs::metadata(d.join(f)).unwrap().len() > 100, "{f}");
     }
+}
+
+/// This package's directory, read at run time (cargo test sets it): a target directory shared
+/// between clones may run a test binary compiled in another clone.
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }

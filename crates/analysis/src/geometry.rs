@@ -271,7 +271,6 @@ pub fn contextuality(
     seed: u64,
     device: &burn::tensor::Device,
 ) -> Vec<LayerContextuality> {
-    use burn::tensor::{Int, Tensor, TensorData};
     let n_layers = model.blocks.len() + 1;
     let d = model.token_embedding_matrix().dims()[1];
     let tracked: std::collections::HashMap<u32, usize> =
@@ -295,17 +294,12 @@ pub fn contextuality(
     for start in (0..n_seq).step_by(batch) {
         let end = (start + batch).min(n_seq);
         let b = end - start;
-        let ids: Vec<i64> = sequences[start * seq_len..end * seq_len]
-            .iter()
-            .map(|&x| x as i64)
-            .collect();
-        let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, seq_len]), device);
-        let hidden: Vec<Vec<f32>> = model
-            .forward(tokens, None, false)
-            .hidden
-            .into_iter()
-            .map(|h| h.into_data().try_into_vec::<f32>().expect("f32"))
-            .collect();
+        let hidden = crate::representations::hidden_states(
+            model,
+            &sequences[start * seq_len..end * seq_len],
+            seq_len,
+            device,
+        );
         for s in 0..b {
             let ids = &sequences[(start + s) * seq_len..(start + s + 1) * seq_len];
             let words: Vec<usize> = (0..seq_len).filter(|&p| ids[p] < n_words).collect();

@@ -30,6 +30,20 @@ fn to_vec(t: Tensor<2>) -> Vec<f32> {
         .expect("f32 tensor")
 }
 
+/// Every layer's hidden states (0..=N) for `[batch, seq_len]` token ids, as flat row-major
+/// `batch x seq_len x d_model` vectors.
+pub fn hidden_states(model: &Transformer, ids: &[u32], seq_len: usize, device: &Device) -> Vec<Vec<f32>> {
+    let ids: Vec<i64> = ids.iter().map(|&x| x as i64).collect();
+    let b = ids.len() / seq_len;
+    let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, seq_len]), device);
+    model
+        .forward(tokens, None, false)
+        .hidden
+        .into_iter()
+        .map(|h| h.into_data().try_into_vec::<f32>().expect("f32"))
+        .collect()
+}
+
 /// The input embedding rows of `words` (ids `0..words.len()`).
 pub fn embedding_table(model: &Transformer, words: &[String]) -> WordVectors {
     let e = model.token_embedding_matrix();
@@ -117,18 +131,11 @@ pub fn aggregated(
         if rows.is_empty() {
             break;
         }
-        let ids: Vec<i64> = rows
+        let ids: Vec<u32> = rows
             .iter()
-            .flat_map(|&r| sequences[r * seq_len..(r + 1) * seq_len].iter().map(|&x| x as i64))
+            .flat_map(|&r| sequences[r * seq_len..(r + 1) * seq_len].iter().copied())
             .collect();
-        let b = rows.len();
-        let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, seq_len]), device);
-        let hidden: Vec<Vec<f32>> = model
-            .forward(tokens, None, false)
-            .hidden
-            .into_iter()
-            .map(|h| h.into_data().try_into_vec::<f32>().expect("f32"))
-            .collect();
+        let hidden = hidden_states(model, &ids, seq_len, device);
         for (i, &r) in rows.iter().enumerate() {
             for (p, &id) in sequences[r * seq_len..(r + 1) * seq_len].iter().enumerate() {
                 let w = id as usize;

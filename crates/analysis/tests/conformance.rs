@@ -2,13 +2,13 @@
 //! counts per section exactly, for 3CosAdd and 3CosMul at two `restrict_vocab` values, and every
 //! similarity figure (Pearson and Spearman to 1e-4, OOV percent to 1e-6).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use analysis::{AnalogyMethod, AnalogySet, SimilaritySet};
 use serde_json::Value;
 
 fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    manifest_dir()
         .join("../../data")
         .join(rel)
 }
@@ -86,4 +86,12 @@ fn similarity_matches_gensim() {
             "oov {ctx}"
         );
     }
+}
+
+/// This package's directory, read at run time (cargo test sets it): a target directory shared
+/// between clones may run a test binary compiled in another clone.
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }

@@ -1,12 +1,12 @@
 //! The text8 slice that ships in data/: the counts gensim reports for it, and gensim's vocabulary
 //! order (the rows of the conformance vectors, which gensim trained on this same file).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use corpus::{Corpus, CorpusConfig};
 
 fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    manifest_dir()
         .join("../../data")
         .join(rel)
 }
@@ -68,4 +68,12 @@ fn vocabulary_order_is_gensims_up_to_ties() {
     b.sort_unstable();
     assert_eq!(a, b);
     assert_eq!(&ours[..4], ["the", "of", "one", "and"]);
+}
+
+/// This package's directory, read at run time (cargo test sets it): a target directory shared
+/// between clones may run a test binary compiled in another clone.
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }

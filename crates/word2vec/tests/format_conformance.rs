@@ -1,10 +1,10 @@
 //! The gensim-written fixtures (data/conformance): the binary file and the text file hold the
 //! same vectors, and we read the same floats from both; what we write reads back bit-exactly.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    manifest_dir()
         .join("../../data/conformance")
         .join(name)
 }
@@ -33,4 +33,12 @@ fn fixture_round_trips_through_both_formats() {
         word2vec::format::write(&v, &p, fmt).unwrap();
         assert_eq!(word2vec::format::read(&p).unwrap(), v, "{name}");
     }
+}
+
+/// This package's directory, read at run time (cargo test sets it): a target directory shared
+/// between clones may run a test binary compiled in another clone.
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }

@@ -19,12 +19,12 @@ use burn::optim::AdamWConfig;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use serde::{Deserialize, Serialize};
 
+use analysis::representations::hidden_states;
 use corpus::CorpusConfig;
 use transformer::backend::BackendKind;
 use transformer::data::{Objective, Sequences};
 use transformer::model::ModelSettings;
 use transformer::training::{self, TrainingConfig};
-use transformer::Transformer;
 
 use crate::{config, output, plot, Args};
 
@@ -142,18 +142,6 @@ struct SpeedRow {
     max_tokens_per_s: f64,
 }
 
-/// Hidden states of every layer as flat f32 vectors.
-fn hidden_states(model: &Transformer, ids: &[u32], shape: [usize; 2], device: &Device) -> Vec<Vec<f32>> {
-    let ids: Vec<i64> = ids.iter().map(|&x| x as i64).collect();
-    let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, shape), device);
-    model
-        .forward(tokens, None, false)
-        .hidden
-        .into_iter()
-        .map(|h| h.into_data().try_to_vec::<f32>().expect("f32 hidden states"))
-        .collect()
-}
-
 /// Largest |a - b| and the largest |a|.
 pub fn max_abs_diff(a: &[f32], b: &[f32]) -> (f64, f64) {
     let diff = a
@@ -216,11 +204,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     // 1. Agreement of the forward pass.
     let batch = seqs.heldout_batch(Objective::Mlm, cfg.batch_size, 0);
     let shape = [batch.batch, batch.seq_len];
-    let reference = hidden_states(&reference_model, &batch.inputs, shape, &flex);
+    let reference = hidden_states(&reference_model, &batch.inputs, shape[1], &flex);
     let mut agreement = Vec::new();
     for (kind, device) in &devices {
         let model = reference_model.clone().to_device(device);
-        let hidden = hidden_states(&model, &batch.inputs, shape, device);
+        let hidden = hidden_states(&model, &batch.inputs, shape[1], device);
         for (layer, (r, h)) in reference.iter().zip(&hidden).enumerate() {
             let (diff, scale) = max_abs_diff(r, h);
             println!(

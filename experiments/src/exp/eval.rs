@@ -164,19 +164,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         vectors.dim(),
         config.eval.restrict_vocab
     );
-    let template = TidyRow {
-        experiment: "eval".into(),
-        model: model.clone(),
-        representation: "static".into(),
-        layer: None,
-        benchmark: String::new(),
-        metric: String::new(),
-        value: f64::NAN,
-        n: 0,
-        oov: 0,
-        seed: None,
-        backend: None,
-    };
+    let template = TidyRow::template("eval", &model, "static");
     let rows = evaluate_table(&vectors, &benchmarks, &config.eval, &template);
     print_table(&rows);
     let out = args.out.join("eval").join(format!("{model}.csv"));

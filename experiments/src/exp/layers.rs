@@ -74,12 +74,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         Objective::Mlm => "mlm",
         Objective::Clm => "clm",
     };
-    let name = format!(
-        "train-{objective}-{}-seed{}{}",
-        kind.name(),
-        cfg.training.seed,
-        if args.quick { "-quick" } else { "" }
-    );
+    let name = super::train::run_name(cfg.training.objective, kind, cfg.training.seed, args.quick);
     let run_dir = args.out.join("runs").join(&name);
     println!("model: {} (trained now unless complete)", run_dir.display());
     let outcome = training::train(
@@ -100,17 +95,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let words: Vec<String> = corpus.vocab.words()[..n_words].to_vec();
     let benchmarks = Benchmarks::load(&args.similarity)?;
     let template = TidyRow {
-        experiment: "layers".into(),
-        model: format!("transformer-{objective}"),
-        representation: String::new(),
-        layer: None,
-        benchmark: String::new(),
-        metric: String::new(),
-        value: f64::NAN,
-        n: 0,
-        oov: 0,
         seed: Some(cfg.training.seed),
         backend: Some(kind.name().into()),
+        ..TidyRow::template("layers", &format!("transformer-{objective}"), "")
     };
     let mut rows = Vec::new();
     let mut score = |table: &word2vec::WordVectors, representation: &str, layer: Option<usize>| {

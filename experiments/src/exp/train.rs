@@ -33,6 +33,20 @@ pub fn kind(backend: Backend) -> BackendKind {
     }
 }
 
+/// The run directory's name under results/runs/: what `--exp train` writes and what later
+/// experiments (`layers`) reuse.
+pub fn run_name(objective: Objective, kind: BackendKind, seed: u64, quick: bool) -> String {
+    let objective = match objective {
+        Objective::Mlm => "mlm",
+        Objective::Clm => "clm",
+    };
+    format!(
+        "train-{objective}-{}-seed{seed}{}",
+        kind.name(),
+        if quick { "-quick" } else { "" }
+    )
+}
+
 /// `--quick`: a toy model and a few steps, for smoke runs.
 pub fn quick(model: &mut ModelSettings, training: &mut TrainingConfig) {
     *model = ModelSettings {
@@ -86,12 +100,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .model
         .to_config(corpus.vocab.len_with_specials(), config.training.seq_len);
     let objective = format!("{:?}", config.training.objective).to_lowercase();
-    let name = format!(
-        "train-{objective}-{}-seed{}{}",
-        kind.name(),
-        config.training.seed,
-        if args.quick { "-quick" } else { "" }
-    );
+    let name = run_name(config.training.objective, kind, config.training.seed, args.quick);
     let run_dir = args.out.join("runs").join(&name);
     println!(
         "{}: {} training and {} held-out sequences of {} tokens; {} parameters; backend {}",

@@ -94,17 +94,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             format::write(&trained.vectors, &dir.join(format!("{name}.{ext}")), f)?;
         }
         let template = TidyRow {
-            experiment: "word2vec".into(),
-            model: name.into(),
-            representation: "static".into(),
-            layer: None,
-            benchmark: String::new(),
-            metric: String::new(),
-            value: f64::NAN,
-            n: 0,
-            oov: 0,
             seed: Some(cfg.seed),
-            backend: None,
+            ..TidyRow::template("word2vec", name, "static")
         };
         let evaluated =
             eval::evaluate_table(&trained.vectors, &benchmarks, &config.eval, &template);
