@@ -45,6 +45,7 @@ fn floats(t: burn::tensor::Tensor<2>) -> Vec<f32> {
 
 #[test]
 fn tied_matrices_have_cosine_one_and_shared_qk_is_symmetric() {
+    let _serial = serial();
     for (qkv, qk, qv) in [
         (QkvTying::SharedQkv, true, true),
         (QkvTying::SharedQk, true, false),
@@ -72,6 +73,7 @@ fn tied_matrices_have_cosine_one_and_shared_qk_is_symmetric() {
 
 #[test]
 fn layer_zero_vectors_are_token_plus_position_embeddings() {
+    let _serial = serial();
     let c = corpus();
     let specials = c.vocab.specials();
     let m = model(c.vocab.len_with_specials(), QkvTying::Untied);
@@ -125,6 +127,7 @@ fn layer_zero_vectors_are_token_plus_position_embeddings() {
 
 #[test]
 fn a_word_in_identical_contexts_has_self_similarity_one() {
+    let _serial = serial();
     use analysis::geometry::{contextuality, first_component_share};
     // Every sequence is the same: "x" always sits in the same context at the same position,
     // so all its occurrence vectors are equal in every layer.
@@ -200,6 +203,7 @@ fn nearest_neighbour_purity(table: &word2vec::WordVectors, words: &[(usize, char
 
 #[test]
 fn pooled_vectors_of_a_trained_model_separate_planted_classes_untrained_do_not() {
+    let _serial = serial();
     use transformer::data::Sequences;
     use transformer::training::{train, RunControl, TrainingConfig};
     let c = planted_classes();
@@ -260,4 +264,12 @@ fn pooled_vectors_of_a_trained_model_separate_planted_classes_untrained_do_not()
     // (chance: 3 of the 7 other words share the class).
     assert!(u.iter().all(|&p| p < 1.0), "untrained {u:?}");
     assert!(u.iter().sum::<f64>() / 3.0 < 0.75, "untrained {u:?}");
+}
+
+/// burn's random number generator is one per backend, shared by every thread: a test that seeds
+/// it and then initialises a model gets other values when another test draws in between. The
+/// tests in this file that seed (and those that draw) therefore run one at a time.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -72,6 +72,7 @@ fn others() -> Vec<(&'static str, Device)> {
 
 #[test]
 fn every_backend_computes_the_same_hidden_states() {
+    let _serial = serial();
     let data = sequences();
     let vocab = data.specials.mask as usize + 1;
     let (reference, flex) = model(vocab);
@@ -98,6 +99,7 @@ fn every_backend_computes_the_same_hidden_states() {
 
 #[test]
 fn every_backend_trains_the_same_way() {
+    let _serial = serial();
     let data = sequences();
     let vocab = data.specials.mask as usize + 1;
     let (reference, flex) = model(vocab);
@@ -126,4 +128,12 @@ fn every_backend_trains_the_same_way() {
             );
         }
     }
+}
+
+/// burn's random number generator is one per backend, shared by every thread: a test that seeds
+/// it and then initialises a model gets other values when another test draws in between. The
+/// tests in this file that seed (and those that draw) therefore run one at a time.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }

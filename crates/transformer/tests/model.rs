@@ -30,6 +30,7 @@ fn floats(t: Tensor<3>) -> Vec<f32> {
 
 #[test]
 fn tying_removes_exactly_the_tied_matrices() {
+    let _serial = serial();
     let device = Device::flex();
     let count = |qkv| tiny(50).with_qkv(qkv).init(&device).num_params();
     let (untied, qk, qkv) = (
@@ -48,6 +49,7 @@ fn tying_removes_exactly_the_tied_matrices() {
 
 #[test]
 fn shared_qkv_uses_one_matrix_for_all_three() {
+    let _serial = serial();
     let device = Device::flex();
     for (qkv, same) in [
         (QkvTying::SharedQkv, [true, true]),
@@ -64,6 +66,7 @@ fn shared_qkv_uses_one_matrix_for_all_three() {
 
 #[test]
 fn every_layer_is_returned() {
+    let _serial = serial();
     let device = Device::flex();
     for norm in [NormPlacement::Pre, NormPlacement::Post] {
         let model = tiny(50).with_norm(norm).init(&device);
@@ -78,6 +81,7 @@ fn every_layer_is_returned() {
 
 #[test]
 fn causal_outputs_do_not_see_the_future() {
+    let _serial = serial();
     let device = Device::flex();
     let model = tiny(50).init(&device);
     let a = model.forward(tokens(&[5, 6, 7, 8, 9], &device), None, true);
@@ -102,6 +106,7 @@ fn causal_outputs_do_not_see_the_future() {
 
 #[test]
 fn padding_positions_do_not_change_the_others() {
+    let _serial = serial();
     let device = Device::flex();
     let model = tiny(50).init(&device);
     let pad = Tensor::<2, Bool>::from_data(
@@ -211,6 +216,7 @@ fn params(model: &transformer::Transformer) -> Vec<(String, Vec<f32>)> {
 
 #[test]
 fn frozen_embeddings_stay_bit_identical_while_the_rest_moves() {
+    let _serial = serial();
     let corpus = small_corpus();
     let data = Sequences::new(&corpus, 12, 0.05).unwrap();
     let device = Device::flex();
@@ -236,6 +242,7 @@ fn frozen_embeddings_stay_bit_identical_while_the_rest_moves() {
 
 #[test]
 fn resume_continues_exactly_where_the_run_stopped() {
+    let _serial = serial();
     let corpus = small_corpus();
     let data = Sequences::new(&corpus, 12, 0.05).unwrap();
     let device = Device::flex();
@@ -302,6 +309,7 @@ fn resume_continues_exactly_where_the_run_stopped() {
 
 #[test]
 fn a_diverging_run_stops_and_keeps_the_last_good_checkpoint() {
+    let _serial = serial();
     let corpus = small_corpus();
     let data = Sequences::new(&corpus, 12, 0.05).unwrap();
     let device = Device::flex();
@@ -331,4 +339,12 @@ fn a_diverging_run_stops_and_keeps_the_last_good_checkpoint() {
         Ok(_) => panic!("a run with lr 1e12 finished"),
     }
     let _ = Objective::Mlm;
+}
+
+/// burn's random number generator is one per backend, shared by every thread: a test that seeds
+/// it and then initialises a model gets other values when another test draws in between. The
+/// tests in this file that seed (and those that draw) therefore run one at a time.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
