@@ -45,10 +45,17 @@ fn colour(i: usize) -> RGBColor {
 }
 
 /// Writes `<stem>.svg` and `<stem>.png`: a line per series, with error bars where given.
-pub fn lines(stem: &Path, title: &str, x_label: &str, y_label: &str, series: &[Series]) -> anyhow::Result<()> {
+pub fn lines(
+    stem: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+) -> anyhow::Result<()> {
     register_font();
     if let Some(dir) = stem.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create", dir.display()))?;
     }
     let svg = stem.with_extension("svg");
     let png = stem.with_extension("png");
@@ -57,12 +64,14 @@ pub fn lines(stem: &Path, title: &str, x_label: &str, y_label: &str, series: &[S
     {
         let root = SVGBackend::new(&tmp_svg, SIZE).into_drawing_area();
         draw_lines(&root, title, x_label, y_label, series)?;
-        root.present().map_err(|e| anyhow::anyhow!("{}: {e}", svg.display()))?;
+        root.present()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", svg.display()))?;
     }
     {
         let root = BitMapBackend::new(&tmp_png, SIZE).into_drawing_area();
         draw_lines(&root, title, x_label, y_label, series)?;
-        root.present().map_err(|e| anyhow::anyhow!("{}: {e}", png.display()))?;
+        root.present()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", png.display()))?;
     }
     // Complete figures or none: renamed into place only once both are drawn.
     std::fs::rename(&tmp_svg, &svg).with_context(|| format!("{}: cannot write", svg.display()))?;
@@ -73,7 +82,9 @@ pub fn lines(stem: &Path, title: &str, x_label: &str, y_label: &str, series: &[S
 fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values
         .filter(|v| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
     if !lo.is_finite() {
         return (0.0, 1.0);
     }
@@ -118,12 +129,19 @@ where
     for (i, s) in series.iter().enumerate() {
         let c = colour(i);
         chart
-            .draw_series(LineSeries::new(s.points.iter().map(|p| (p.0, p.1)), c.stroke_width(2)))
+            .draw_series(LineSeries::new(
+                s.points.iter().map(|p| (p.0, p.1)),
+                c.stroke_width(2),
+            ))
             .map_err(err)?
             .label(s.name.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3)));
         chart
-            .draw_series(s.points.iter().map(|p| Circle::new((p.0, p.1), 3, c.filled())))
+            .draw_series(
+                s.points
+                    .iter()
+                    .map(|p| Circle::new((p.0, p.1), 3, c.filled())),
+            )
             .map_err(err)?;
         chart
             .draw_series(s.points.iter().filter_map(|p| {

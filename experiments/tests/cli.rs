@@ -139,8 +139,7 @@ fn eval_reports_malformed_vectors_with_file_and_line() {
 #[test]
 fn eval_and_neighbours_on_the_conformance_vectors() {
     let dir = tempfile::tempdir().unwrap();
-    let vecs =
-        manifest_dir().join("../data/conformance/vectors-10k-50d.bin");
+    let vecs = manifest_dir().join("../data/conformance/vectors-10k-50d.bin");
     let o = run(&[
         "--exp",
         "eval",
@@ -198,7 +197,10 @@ fn wgpu_without_an_adapter_is_a_clear_error_not_a_panic_or_hang() {
         .arg("--out")
         .arg(dir.path())
         .env("VK_ICD_FILENAMES", dir.path().join("no-such-icd.json"))
-        .env("__EGL_VENDOR_LIBRARY_FILENAMES", dir.path().join("no-such-egl.json"))
+        .env(
+            "__EGL_VENDOR_LIBRARY_FILENAMES",
+            dir.path().join("no-such-egl.json"),
+        )
         .output()
         .unwrap();
     let err = stderr(&o);
@@ -256,14 +258,25 @@ fn backends_quick_writes_agreement_curves_and_throughput() {
 #[test]
 fn layers_quick_scores_every_layer_and_representation() {
     let dir = tempfile::tempdir().unwrap();
-    let o = run(&["--exp", "layers", "--quick", "--out", dir.path().to_str().unwrap()]);
+    let o = run(&[
+        "--exp",
+        "layers",
+        "--quick",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let d = dir.path().join("layers");
     let text = std::fs::read_to_string(d.join("train-mlm-flex-seed1-quick.csv")).unwrap();
     let mut r = csv::Reader::from_reader(text.as_bytes());
     let h = r.headers().unwrap().clone();
     let col = |name: &str| h.iter().position(|x| x == name).unwrap();
-    let (rep, layer, bench, metric) = (col("representation"), col("layer"), col("benchmark"), col("metric"));
+    let (rep, layer, bench, metric) = (
+        col("representation"),
+        col("layer"),
+        col("benchmark"),
+        col("metric"),
+    );
     let mut seen = std::collections::BTreeSet::new();
     for row in r.records() {
         let row = row.unwrap();
@@ -282,9 +295,13 @@ fn layers_quick_scores_every_layer_and_representation() {
     let att = std::fs::read_to_string(d.join("train-mlm-flex-seed1-quick-attention.csv")).unwrap();
     // 2 layers x 2 heads, trained and at initialisation.
     assert_eq!(att.lines().count(), 1 + 2 * 4);
-    let ctx = std::fs::read_to_string(d.join("train-mlm-flex-seed1-quick-contextuality.csv")).unwrap();
+    let ctx =
+        std::fs::read_to_string(d.join("train-mlm-flex-seed1-quick-contextuality.csv")).unwrap();
     assert_eq!(ctx.lines().count(), 1 + 3);
-    for f in ["train-mlm-flex-seed1-quick-analogy.png", "train-mlm-flex-seed1-quick-ws353.svg"] {
+    for f in [
+        "train-mlm-flex-seed1-quick-analogy.png",
+        "train-mlm-flex-seed1-quick-ws353.svg",
+    ] {
         assert!(std::fs::metadata(d.join(f)).unwrap().len() > 100, "{f}");
     }
 }

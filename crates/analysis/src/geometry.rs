@@ -115,7 +115,11 @@ pub struct HeadGeometry {
 /// The columns of head `h` of a `[d_in, d_out]` input-major matrix, as `d_in x d_k` row-major.
 fn head_columns(w: &[f32], d_in: usize, d_out: usize, h: usize, d_k: usize) -> Vec<f32> {
     (0..d_in)
-        .flat_map(|i| w[i * d_out + h * d_k..i * d_out + (h + 1) * d_k].iter().copied())
+        .flat_map(|i| {
+            w[i * d_out + h * d_k..i * d_out + (h + 1) * d_k]
+                .iter()
+                .copied()
+        })
         .collect()
 }
 
@@ -176,7 +180,10 @@ mod tests {
     fn linear_cka_is_one_under_rotation_and_scale_and_small_for_unrelated() {
         // X: 4 x 2; Y = 3 X R with R a 90-degree rotation.
         let x = [1.0f32, 0.0, 0.0, 2.0, -1.0, 1.0, 0.5, -3.0];
-        let y: Vec<f32> = x.chunks(2).flat_map(|r| [-3.0 * r[1], 3.0 * r[0]]).collect();
+        let y: Vec<f32> = x
+            .chunks(2)
+            .flat_map(|r| [-3.0 * r[1], 3.0 * r[0]])
+            .collect();
         assert!((linear_cka(&x, &y, 4, 2) - 1.0).abs() < 1e-12);
         // Orthogonal column spaces after centring: CKA 0.
         let a = [1.0f32, -1.0, 1.0, -1.0];
@@ -226,7 +233,11 @@ pub fn first_component_share(rows: &[&[f32]]) -> f64 {
     let mut g = vec![0f64; k * k];
     for i in 0..k {
         for j in i..k {
-            let v: f64 = rows[i].iter().zip(rows[j]).map(|(a, b)| *a as f64 * *b as f64).sum();
+            let v: f64 = rows[i]
+                .iter()
+                .zip(rows[j])
+                .map(|(a, b)| *a as f64 * *b as f64)
+                .sum();
             g[i * k + j] = v;
             g[j * k + i] = v;
         }
@@ -238,7 +249,9 @@ pub fn first_component_share(rows: &[&[f32]]) -> f64 {
     let mut x = vec![1.0 / (k as f64).sqrt(); k];
     let mut lambda = 0.0;
     for _ in 0..200 {
-        let y: Vec<f64> = (0..k).map(|i| (0..k).map(|j| g[i * k + j] * x[j]).sum()).collect();
+        let y: Vec<f64> = (0..k)
+            .map(|i| (0..k).map(|j| g[i * k + j] * x[j]).sum())
+            .collect();
         let norm = y.iter().map(|v| v * v).sum::<f64>().sqrt();
         if norm == 0.0 {
             break;

@@ -25,14 +25,17 @@ fn table(words: &[String], dim: usize, data: Vec<f32>) -> WordVectors {
 }
 
 fn to_vec(t: Tensor<2>) -> Vec<f32> {
-    t.into_data()
-        .try_into_vec::<f32>()
-        .expect("f32 tensor")
+    t.into_data().try_into_vec::<f32>().expect("f32 tensor")
 }
 
 /// Every layer's hidden states (0..=N) for `[batch, seq_len]` token ids, as flat row-major
 /// `batch x seq_len x d_model` vectors.
-pub fn hidden_states(model: &Transformer, ids: &[u32], seq_len: usize, device: &Device) -> Vec<Vec<f32>> {
+pub fn hidden_states(
+    model: &Transformer,
+    ids: &[u32],
+    seq_len: usize,
+    device: &Device,
+) -> Vec<Vec<f32>> {
     let ids: Vec<i64> = ids.iter().map(|&x| x as i64).collect();
     let b = ids.len() / seq_len;
     let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, seq_len]), device);
@@ -77,7 +80,12 @@ pub fn decontextualized(
             .collect();
         let b = end - start;
         let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, 3]), device);
-        for (l, h) in model.forward(tokens, None, false).hidden.into_iter().enumerate() {
+        for (l, h) in model
+            .forward(tokens, None, false)
+            .hidden
+            .into_iter()
+            .enumerate()
+        {
             let word_position = h.slice([0..b, 1..2, 0..d]).reshape([b, d]);
             data[l].extend(to_vec(word_position));
         }
@@ -123,7 +131,9 @@ pub fn aggregated(
         rows.clear();
         while rows.len() < batch && seq < n_seq {
             let s = &sequences[seq * seq_len..(seq + 1) * seq_len];
-            if s.iter().any(|&id| (id as usize) < n && count[id as usize] < max_occurrences) {
+            if s.iter()
+                .any(|&id| (id as usize) < n && count[id as usize] < max_occurrences)
+            {
                 rows.push(seq);
             }
             seq += 1;

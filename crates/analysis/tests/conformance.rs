@@ -8,9 +8,7 @@ use analysis::{AnalogyMethod, AnalogySet, SimilaritySet};
 use serde_json::Value;
 
 fn data(rel: &str) -> PathBuf {
-    manifest_dir()
-        .join("../../data")
-        .join(rel)
+    manifest_dir().join("../../data").join(rel)
 }
 
 fn expected() -> Value {

@@ -103,7 +103,16 @@ fn layer_zero_vectors_are_token_plus_position_embeddings() {
     let seqs: Vec<u32> = c.encoded.ids[..60 * seq_len].to_vec();
     let n_max = 5;
     let mut calls = 0;
-    let agg = aggregated(&m, &words, &seqs, seq_len, n_max, 7, &Device::flex(), |_, _| calls += 1);
+    let agg = aggregated(
+        &m,
+        &words,
+        &seqs,
+        seq_len,
+        n_max,
+        7,
+        &Device::flex(),
+        |_, _| calls += 1,
+    );
     assert!(calls > 0);
     for w in 0..10u32 {
         let positions: Vec<usize> = seqs
@@ -116,11 +125,14 @@ fn layer_zero_vectors_are_token_plus_position_embeddings() {
         assert_eq!(agg.occurrences[w as usize] as usize, positions.len());
         assert!(!positions.is_empty());
         for j in 0..d {
-            let mean_pos: f32 = positions.iter().map(|p| pos[p * d + j]).sum::<f32>()
-                / positions.len() as f32;
+            let mean_pos: f32 =
+                positions.iter().map(|p| pos[p * d + j]).sum::<f32>() / positions.len() as f32;
             let expected = emb[w as usize * d + j] + mean_pos;
             let got = agg.tables[0].row(w as usize)[j];
-            assert!((got - expected).abs() < 1e-5, "word {w} dim {j}: {got} vs {expected}");
+            assert!(
+                (got - expected).abs() < 1e-5,
+                "word {w} dim {j}: {got} vs {expected}"
+            );
         }
     }
 }
@@ -144,7 +156,18 @@ fn a_word_in_identical_contexts_has_self_similarity_one() {
     let m = model(c.vocab.len_with_specials(), QkvTying::Untied);
     let seqs: Vec<u32> = c.encoded.ids[..50 * 5].to_vec();
     let x = c.vocab.words().iter().position(|w| w == "x").unwrap() as u32;
-    let rows = contextuality(&m, &seqs, 5, 50, c.vocab.len() as u32, &[x], 10, 100, 1, &Device::flex());
+    let rows = contextuality(
+        &m,
+        &seqs,
+        5,
+        50,
+        c.vocab.len() as u32,
+        &[x],
+        10,
+        100,
+        1,
+        &Device::flex(),
+    );
     assert_eq!(rows.len(), 3);
     for r in &rows {
         assert_eq!(r.words, 1);
@@ -240,9 +263,16 @@ fn pooled_vectors_of_a_trained_model_separate_planted_classes_untrained_do_not()
     };
     let device = Device::flex();
     let dir = tempfile::tempdir().unwrap();
-    let trained = train(&cfg, &training, &seqs, &device, dir.path(), RunControl::default())
-        .unwrap()
-        .model;
+    let trained = train(
+        &cfg,
+        &training,
+        &seqs,
+        &device,
+        dir.path(),
+        RunControl::default(),
+    )
+    .unwrap()
+    .model;
     use burn::module::Module;
     let trained = trained.valid();
     device.seed(5);

@@ -6,9 +6,7 @@ use std::path::PathBuf;
 use corpus::{Corpus, CorpusConfig};
 
 fn data(rel: &str) -> PathBuf {
-    manifest_dir()
-        .join("../../data")
-        .join(rel)
+    manifest_dir().join("../../data").join(rel)
 }
 
 fn text8() -> Corpus {

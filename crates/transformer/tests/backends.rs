@@ -84,10 +84,7 @@ fn every_backend_computes_the_same_hidden_states() {
         let got = hidden(&moved, &batch.inputs, &device);
         for (layer, (e, g)) in expected.iter().zip(&got).enumerate() {
             let scale = e.iter().fold(0f32, |m, x| m.max(x.abs()));
-            let diff = e
-                .iter()
-                .zip(g)
-                .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+            let diff = e.iter().zip(g).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
             assert!(scale > 0.0);
             assert!(
                 diff <= 1e-4 * scale,

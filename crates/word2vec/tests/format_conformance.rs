@@ -4,9 +4,7 @@
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
-    manifest_dir()
-        .join("../../data/conformance")
-        .join(name)
+    manifest_dir().join("../../data/conformance").join(name)
 }
 
 #[test]

@@ -296,7 +296,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             // Inference: forward only, no autodiff.
             let model = reference_model.clone().to_device(device);
             let ids: Vec<i64> = b.inputs.iter().map(|&x| x as i64).collect();
-            let input = Tensor::<2, Int>::from_data(TensorData::new(ids, [bsz, cfg.seq_len]), device);
+            let input =
+                Tensor::<2, Int>::from_data(TensorData::new(ids, [bsz, cfg.seq_len]), device);
             let mut rates = Vec::new();
             for i in 0..cfg.warmup + cfg.repeats {
                 let t = Instant::now();

@@ -52,8 +52,9 @@ fn median_min_max(mut xs: Vec<f64>) -> (f64, f64, f64) {
 
 pub fn device_name(kind: BackendKind) -> String {
     match kind {
-        BackendKind::Wgpu => std::env::var("EMBEDLAB_DEVICE_NAME")
-            .unwrap_or_else(|_| "wgpu default adapter".into()),
+        BackendKind::Wgpu => {
+            std::env::var("EMBEDLAB_DEVICE_NAME").unwrap_or_else(|_| "wgpu default adapter".into())
+        }
         _ => cpu_name(),
     }
 }

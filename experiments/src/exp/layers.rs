@@ -213,7 +213,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
     // The same measures as tidy rows beside the analogy and similarity scores, so one file
     // holds everything this experiment measured (the two CSVs above are the wide views).
-    let tidy = |representation: String, layer: usize, benchmark: String, metric: &str, value: f64, n: usize| TidyRow {
+    let tidy = |representation: String,
+                layer: usize,
+                benchmark: String,
+                metric: &str,
+                value: f64,
+                n: usize| TidyRow {
         representation,
         layer: Some(layer),
         benchmark,
@@ -231,7 +236,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             ("self_similarity_adjusted", c.self_similarity_adjusted),
             ("intra_sentence_adjusted", c.intra_sentence_adjusted),
         ] {
-            rows.push(tidy("contextual".into(), c.layer, "contextuality".into(), metric, value, c.words));
+            rows.push(tidy(
+                "contextual".into(),
+                c.layer,
+                "contextuality".into(),
+                metric,
+                value,
+                c.words,
+            ));
         }
     }
     for a in &attention {
@@ -255,20 +267,26 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
     }
     output::write_csv(&out_dir.join(format!("{name}.csv")), &rows)?;
-    let line = |label: &str, f: &dyn Fn(&analysis::geometry::LayerContextuality) -> f64| plot::Series {
-        name: label.into(),
-        points: ctx.iter().map(|c| (c.layer as f64, f(c), None)).collect(),
-    };
+    let line =
+        |label: &str, f: &dyn Fn(&analysis::geometry::LayerContextuality) -> f64| plot::Series {
+            name: label.into(),
+            points: ctx.iter().map(|c| (c.layer as f64, f(c), None)).collect(),
+        };
     plot::lines(
         &out_dir.join(format!("{name}-contextuality")),
-        &format!("Contextuality by layer ({objective}, seed {})", cfg.training.seed),
+        &format!(
+            "Contextuality by layer ({objective}, seed {})",
+            cfg.training.seed
+        ),
         "layer (0 = embedding output)",
         "mean cosine",
         &[
             line("self-similarity", &|c| c.self_similarity),
             line("intra-sentence similarity", &|c| c.intra_sentence),
             line("anisotropy (random pairs)", &|c| c.anisotropy),
-            line("self-similarity - anisotropy", &|c| c.self_similarity_adjusted),
+            line("self-similarity - anisotropy", &|c| {
+                c.self_similarity_adjusted
+            }),
         ],
     )?;
     for c in &ctx {
@@ -280,7 +298,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
     // Figure: analogy accuracy and WS-353 Spearman against layer.
     for (benchmark, metric, label, file) in [
-        ("questions-words:total", "3CosAdd", "analogy accuracy (3CosAdd)", "analogy"),
+        (
+            "questions-words:total",
+            "3CosAdd",
+            "analogy accuracy (3CosAdd)",
+            "analogy",
+        ),
         ("WS-353-ALL", "spearman", "WS-353-ALL Spearman rho", "ws353"),
     ] {
         let pick = |representation: &str| plot::Series {

@@ -100,7 +100,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .model
         .to_config(corpus.vocab.len_with_specials(), config.training.seq_len);
     let objective = format!("{:?}", config.training.objective).to_lowercase();
-    let name = run_name(config.training.objective, kind, config.training.seed, args.quick);
+    let name = run_name(
+        config.training.objective,
+        kind,
+        config.training.seed,
+        args.quick,
+    );
     let run_dir = args.out.join("runs").join(&name);
     println!(
         "{}: {} training and {} held-out sequences of {} tokens; {} parameters; backend {}",

@@ -90,7 +90,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let cfg = effective(args, cfg.clone());
         let trained = train_and_report(&corpus, name, &cfg)?;
         // Both word2vec formats, so any tool (gensim's load_word2vec_format among them) reads them.
-        for (ext, f) in [("bin", format::Format::Binary), ("txt", format::Format::Text)] {
+        for (ext, f) in [
+            ("bin", format::Format::Binary),
+            ("txt", format::Format::Text),
+        ] {
             format::write(&trained.vectors, &dir.join(format!("{name}.{ext}")), f)?;
         }
         let template = TidyRow {
