@@ -14,6 +14,11 @@ fn corpus() -> Corpus {
     let text: String = (0..2000)
         .map(|i| format!("w{} ", (i * 7 + i / 13) % 30))
         .collect();
+    corpus_of(&text)
+}
+
+/// `text` encoded with every word kept (min_count 1), text8-style.
+fn corpus_of(text: &str) -> Corpus {
     let cfg = CorpusConfig {
         path: "planted".into(),
         preset: Preset::Text8,
@@ -22,7 +27,7 @@ fn corpus() -> Corpus {
         max_size: None,
         chunk_len: 1000,
     };
-    Corpus::from_text(&text, Path::new("planted"), &cfg).unwrap()
+    Corpus::from_text(text, Path::new("planted"), &cfg).unwrap()
 }
 
 fn model(vocab: usize, qkv: QkvTying) -> Transformer {
@@ -144,15 +149,7 @@ fn a_word_in_identical_contexts_has_self_similarity_one() {
     // Every sequence is the same: "x" always sits in the same context at the same position,
     // so all its occurrence vectors are equal in every layer.
     let text = "a b x c d ".repeat(200);
-    let cfg = CorpusConfig {
-        path: "same".into(),
-        preset: Preset::Text8,
-        lowercase: false,
-        min_count: 1,
-        max_size: None,
-        chunk_len: 1000,
-    };
-    let c = Corpus::from_text(&text, Path::new("same"), &cfg).unwrap();
+    let c = corpus_of(&text);
     let m = model(c.vocab.len_with_specials(), QkvTying::Untied);
     let seqs: Vec<u32> = c.encoded.ids[..50 * 5].to_vec();
     let x = c.vocab.words().iter().position(|w| w == "x").unwrap() as u32;
@@ -196,15 +193,7 @@ fn planted_classes() -> Corpus {
         let (ctx, word) = if next(2) == 0 { ("p", "a") } else { ("q", "b") };
         text += &format!("{ctx}{} {word}{} {ctx}{} ", next(3), next(4), next(3));
     }
-    let cfg = CorpusConfig {
-        path: "planted".into(),
-        preset: Preset::Text8,
-        lowercase: false,
-        min_count: 1,
-        max_size: None,
-        chunk_len: 1000,
-    };
-    Corpus::from_text(&text, Path::new("planted"), &cfg).unwrap()
+    corpus_of(&text)
 }
 
 /// For each class word, is its nearest other class word (cosine) of its own class? The share.

@@ -12,7 +12,7 @@
 //!    each number was measured on.
 
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use burn::module::Module;
 use burn::optim::AdamWConfig;
@@ -26,6 +26,7 @@ use transformer::data::{Objective, Sequences};
 use transformer::model::ModelSettings;
 use transformer::training::{self, TrainingConfig};
 
+use super::bench_transformer::throughput;
 use crate::{config, output, plot, Args};
 
 #[derive(Debug, Deserialize)]
@@ -151,11 +152,6 @@ pub fn max_abs_diff(a: &[f32], b: &[f32]) -> (f64, f64) {
         .fold(0.0, f64::max);
     let scale = a.iter().map(|x| x.abs() as f64).fold(0.0, f64::max);
     (diff, scale)
-}
-
-fn stats(mut xs: Vec<f64>) -> (f64, f64, f64) {
-    xs.sort_by(f64::total_cmp);
-    (xs[xs.len() / 2], xs[0], xs[xs.len() - 1])
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
@@ -292,23 +288,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let name = super::bench_transformer::device_name(*kind);
         for &bsz in &cfg.speed_batch_sizes {
             let b = seqs.train_batch(Objective::Mlm, bsz, 0, cfg.seed);
-            let tokens = (bsz * cfg.seq_len) as f64;
+            let tokens = bsz * cfg.seq_len;
             // Inference: forward only, no autodiff.
             let model = reference_model.clone().to_device(device);
             let ids: Vec<i64> = b.inputs.iter().map(|&x| x as i64).collect();
             let input =
                 Tensor::<2, Int>::from_data(TensorData::new(ids, [bsz, cfg.seq_len]), device);
-            let mut rates = Vec::new();
-            for i in 0..cfg.warmup + cfg.repeats {
-                let t = Instant::now();
-                let out = model.forward(input.clone(), None, false);
-                drop(out);
-                device.sync().map_err(|e| anyhow::anyhow!("{e:?}"))?;
-                if i >= cfg.warmup {
-                    rates.push(tokens / t.elapsed().as_secs_f64());
-                }
-            }
-            let (median, min, max) = stats(rates);
+            let (median, min, max) = throughput(cfg.warmup, cfg.repeats, tokens, |_| {
+                drop(model.forward(input.clone(), None, false));
+                device.sync().map_err(|e| anyhow::anyhow!("{e:?}"))
+            })?;
             speed.push(SpeedRow {
                 backend: kind.name().into(),
                 device: name.clone(),
@@ -322,19 +311,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             });
             // Training: MLM loss, backward, AdamW.
             let ad = device.clone().autodiff();
-            let mut model = reference_model.clone().to_device(device).train();
+            // In an Option so each step moves the model into the optimiser (see bench_transformer).
+            let mut model = Some(reference_model.clone().to_device(device).train());
             let mut optim = AdamWConfig::new().init();
-            let mut rates = Vec::new();
-            for i in 0..cfg.warmup + cfg.repeats {
-                let t = Instant::now();
-                let (_, grads) = training::train_step(&model, &b, Objective::Mlm, &ad);
-                model = optim.step(1e-4, model, grads);
-                ad.sync().map_err(|e| anyhow::anyhow!("{e:?}"))?;
-                if i >= cfg.warmup {
-                    rates.push(tokens / t.elapsed().as_secs_f64());
-                }
-            }
-            let (tmedian, tmin, tmax) = stats(rates);
+            let (tmedian, tmin, tmax) = throughput(cfg.warmup, cfg.repeats, tokens, |_| {
+                let m = model.take().expect("model");
+                let (_, grads) = training::train_step(&m, &b, Objective::Mlm, &ad);
+                model = Some(optim.step(1e-4, m, grads));
+                ad.sync().map_err(|e| anyhow::anyhow!("{e:?}"))
+            })?;
             println!(
                 "{:>8} batch {bsz:>3}: inference {median:>9.0} tokens/s, training {tmedian:>8.0} tokens/s",
                 kind.name()

@@ -45,9 +45,30 @@ struct Row {
     max_tokens_per_s: f64,
 }
 
-fn median_min_max(mut xs: Vec<f64>) -> (f64, f64, f64) {
-    xs.sort_by(f64::total_cmp);
-    (xs[xs.len() / 2], xs[0], xs[xs.len() - 1])
+/// Tokens per second of `step` (called with the call's index) over `repeats` timed calls after
+/// `warmup` untimed ones: (median, min, max). `step` must end with `device.sync()`.
+pub fn throughput(
+    warmup: usize,
+    repeats: usize,
+    tokens: usize,
+    mut step: impl FnMut(usize) -> anyhow::Result<()>,
+) -> anyhow::Result<(f64, f64, f64)> {
+    let mut rates = Vec::with_capacity(repeats);
+    for i in 0..warmup + repeats {
+        let t = Instant::now();
+        step(i)?;
+        if i >= warmup {
+            rates.push(tokens as f64 / t.elapsed().as_secs_f64());
+        }
+    }
+    rates.sort_by(f64::total_cmp);
+    Ok((rates[rates.len() / 2], rates[0], rates[rates.len() - 1]))
+}
+
+fn sync(device: &burn::tensor::Device) -> anyhow::Result<()> {
+    device
+        .sync()
+        .map_err(|e| anyhow::anyhow!("device sync failed: {e:?}"))
 }
 
 pub fn device_name(kind: BackendKind) -> String {
@@ -98,22 +119,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             .collect();
         let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [batch, seq_len]), &device);
 
-        let step = || {
+        let (median, min, max) = throughput(warmup, repeats, batch * seq_len, |_| {
             let out = model.forward(tokens.clone(), None, false);
             let last = out.hidden.last().unwrap().clone();
-            let grads = last.powi_scalar(2).mean().backward();
-            drop(grads);
-            device.sync().expect("device sync");
-        };
-        let mut rates = Vec::new();
-        for i in 0..warmup + repeats {
-            let t = Instant::now();
-            step();
-            if i >= warmup {
-                rates.push((batch * seq_len) as f64 / t.elapsed().as_secs_f64());
-            }
-        }
-        let (median, min, max) = median_min_max(rates);
+            drop(last.powi_scalar(2).mean().backward());
+            sync(&device)
+        })?;
         println!(
             "{:>8} forward+backward: {median:>8.0} tokens/s (min {min:.0}, max {max:.0})",
             kind.name()
@@ -140,20 +151,19 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
         // A full masked-LM training step, head and optimiser included.
         let seqs = synthetic_sequences(vocab - 5, seq_len, batch * (warmup + repeats) + 1, 7);
-        let mut model = model;
+        // In an Option so each step can move the model into the optimiser (a clone would keep a
+        // second reference to every parameter and stop in-place updates).
+        let mut model = Some(model);
         let mut optim = AdamWConfig::new().init();
-        let mut rates = Vec::new();
-        for i in 0..warmup + repeats {
-            let b = seqs.train_batch(Objective::Mlm, batch, i, 1);
-            let t = Instant::now();
-            let (_, grads) = training::train_step(&model, &b, Objective::Mlm, &device);
-            model = optim.step(1e-4, model, grads);
-            device.sync().expect("device sync");
-            if i >= warmup {
-                rates.push((batch * seq_len) as f64 / t.elapsed().as_secs_f64());
-            }
-        }
-        let stats = median_min_max(rates);
+        let batches: Vec<_> = (0..warmup + repeats)
+            .map(|i| seqs.train_batch(Objective::Mlm, batch, i, 1))
+            .collect();
+        let stats = throughput(warmup, repeats, batch * seq_len, |i| {
+            let m = model.take().expect("model");
+            let (_, grads) = training::train_step(&m, &batches[i], Objective::Mlm, &device);
+            model = Some(optim.step(1e-4, m, grads));
+            sync(&device)
+        })?;
         println!(
             "{:>8} MLM training step: {:>8.0} tokens/s (min {:.0}, max {:.0})",
             kind.name(),
