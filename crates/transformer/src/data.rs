@@ -83,6 +83,17 @@ impl Sequences {
         })
     }
 
+    /// Log-probability of every token id (`vocab_size` of them) in the training split, with
+    /// add-one smoothing so that ids never seen (the special tokens) get a finite value.
+    pub fn unigram_log_probs(&self, vocab_size: usize) -> Vec<f32> {
+        let mut counts = vec![1.0f64; vocab_size];
+        for &id in &self.train {
+            counts[id as usize] += 1.0;
+        }
+        let total: f64 = counts.iter().sum();
+        counts.iter().map(|c| (c / total).ln() as f32).collect()
+    }
+
     pub fn n_train(&self) -> usize {
         self.train.len() / self.seq_len
     }
@@ -258,6 +269,23 @@ mod tests {
             b.targets,
             vec![(0, 9), (1, 10), (2, 11), (3, c.vocab.specials().sep)]
         );
+    }
+
+    #[test]
+    fn unigram_log_probs_are_add_one_smoothed_training_counts() {
+        let c = corpus("a b a c a b a c");
+        let s = Sequences::new(&c, 4, 0.25).unwrap();
+        // Training split: [CLS] a b [SEP] [CLS] a c [SEP] [CLS] a b [SEP] (a=0, b=1, c=2).
+        let v = c.vocab.len_with_specials();
+        let lp = s.unigram_log_probs(v);
+        let total = 12.0 + v as f64;
+        let expect = |n: f64| ((n + 1.0) / total).ln() as f32;
+        assert_eq!(lp.len(), v);
+        assert!((lp[0] - expect(3.0)).abs() < 1e-6);
+        assert!((lp[1] - expect(2.0)).abs() < 1e-6);
+        assert!((lp[2] - expect(1.0)).abs() < 1e-6);
+        assert!((lp[c.vocab.specials().cls as usize] - expect(3.0)).abs() < 1e-6);
+        assert!((lp[c.vocab.specials().mask as usize] - expect(0.0)).abs() < 1e-6);
     }
 
     #[test]

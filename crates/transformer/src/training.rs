@@ -45,6 +45,10 @@ pub struct TrainingConfig {
     pub checkpoint_every: usize,
     pub heldout_fraction: f64,
     pub seed: u64,
+    /// Start the LM head's output bias at the training split's log unigram probabilities, so
+    /// step 0 already predicts at the unigram entropy instead of at ln(vocabulary size) and the
+    /// first few hundred steps go into context rather than into word frequencies.
+    pub unigram_bias_init: bool,
 }
 
 impl Default for TrainingConfig {
@@ -64,6 +68,7 @@ impl Default for TrainingConfig {
             checkpoint_every: 500,
             heldout_fraction: 0.02,
             seed: 1,
+            unigram_bias_init: true,
         }
     }
 }
@@ -237,6 +242,13 @@ pub fn train(
     let device = device.clone().autodiff();
     device.seed(cfg.seed);
     let mut model = model_cfg.init(&device);
+    if cfg.unigram_bias_init {
+        let bias = data.unigram_log_probs(model_cfg.vocab_size);
+        model.lm_bias = burn::module::Param::from_tensor(Tensor::from_data(
+            TensorData::new(bias, [model_cfg.vocab_size]),
+            &device,
+        ));
+    }
     let mut optim = AdamWConfig::new()
         .with_weight_decay(cfg.weight_decay)
         .with_epsilon(cfg.adam_epsilon)
