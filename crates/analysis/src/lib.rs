@@ -7,11 +7,14 @@
 //! * [`stats`]: the correlation coefficients.
 //! * [`representations`]: a trained transformer turned into tables of word vectors — its
 //!   embedding matrix, and per layer decontextualized and mean-pooled (aggregated) vectors.
+//! * [`collocation`]: whether words that occur together get similar vectors (PMI pairs vs
+//!   shuffled pairs).
 //! * [`geometry`]: W_Q/W_K/W_V similarity per layer and head, and contextuality measures.
 //!
 //! The numbers agree with gensim 4.4 (`tests/conformance.rs`).
 
 pub mod analogy;
+pub mod collocation;
 pub mod eval_vocab;
 pub mod geometry;
 pub mod representations;
