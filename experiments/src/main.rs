@@ -7,6 +7,7 @@ mod exp;
 mod output;
 mod paths;
 mod plot;
+mod runs;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,9 +36,29 @@ pub enum Experiment {
     BenchTransformer,
     /// The same model and weights on every burn backend: agreement, loss curves, tokens/s.
     Backends,
-    /// Analogy and similarity of the transformer's embedding matrix and of every layer's
-    /// decontextualized and aggregated vectors; W_Q/W_K/W_V geometry.
+    /// Paper: word analogy (semantic/syntactic) of word2vec SGNS and CBOW, the transformer's
+    /// embedding matrix and its best decontextualized and aggregated layer, side by side.
+    Analogy,
+    /// Paper: every similarity set (Spearman, n, OOV) for the same representations.
+    Similarity,
+    /// Paper: analogy and similarity against layer, aggregated and decontextualized, with
+    /// word2vec as the reference line.
     Layers,
+    /// Paper: untied vs shared-QK vs shared-QKV attention: loss, quality, W_Q/W_K/W_V geometry.
+    Qkv,
+    /// Paper: trained vs frozen random token embeddings.
+    Frozen,
+    /// Paper: masked LM vs causal LM vs untrained: are collocated words similar?
+    Objective,
+    /// Paper: self-similarity, intra-sentence similarity and anisotropy per layer.
+    Contextuality,
+    /// Every paper experiment (each model trained once), the backend comparison and the report.
+    All,
+    /// results/REPORT.md (and the README's findings) from the experiments' CSVs.
+    Report,
+    /// Checks that every file `all` writes under `--out` exists and parses (CI runs it after
+    /// `--exp all --quick`).
+    CheckOutputs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -65,7 +86,8 @@ pub struct Args {
     /// Where CSV and figures go.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
-    /// Random seed, overriding the config's.
+    /// Random seed, overriding the config's (paper experiments: this one seed instead of the
+    /// config's `seeds`).
     #[arg(long)]
     pub seed: Option<u64>,
     /// burn backend for transformer experiments (default flex; `backends` and
@@ -113,7 +135,16 @@ fn main() -> ExitCode {
         Experiment::BenchWord2vec => exp::word2vec::bench(&args),
         Experiment::BenchTransformer => exp::bench_transformer::run(&args),
         Experiment::Backends => exp::backends::run(&args),
-        Experiment::Layers => exp::layers::run(&args),
+        Experiment::Analogy
+        | Experiment::Similarity
+        | Experiment::Layers
+        | Experiment::Qkv
+        | Experiment::Frozen
+        | Experiment::Objective
+        | Experiment::Contextuality => exp::paper::run(&args, args.exp),
+        Experiment::All => exp::paper::all(&args),
+        Experiment::Report => exp::report::run(&args),
+        Experiment::CheckOutputs => exp::paper::check_outputs(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

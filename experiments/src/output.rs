@@ -17,9 +17,24 @@ pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> {
     .with_context(|| format!("{}: cannot write", path.display()))
 }
 
+/// Reads a CSV written by [`write_csv`]; errors name the file and the line.
+pub fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    reader
+        .deserialize()
+        .map(|r| {
+            r.map_err(|e| {
+                let line = e.position().map_or(0, |p| p.line());
+                anyhow::anyhow!("{}:{line}: {e}", path.display())
+            })
+        })
+        .collect()
+}
+
 /// One measurement, in the tidy layout every experiment writes: one row per
 /// (model, representation, layer, benchmark, metric), with the sample size and the OOV count.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct TidyRow {
     pub experiment: String,
     pub model: String,

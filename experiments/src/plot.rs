@@ -8,6 +8,7 @@ use std::path::Path;
 use anyhow::Context;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// One line: points `(x, y, optional (low, high) spread)`.
 pub struct Series {
@@ -52,6 +53,138 @@ pub fn lines(
     y_label: &str,
     series: &[Series],
 ) -> anyhow::Result<()> {
+    figure(
+        stem,
+        SIZE,
+        &Figure::Lines {
+            title,
+            x_label,
+            y_label,
+            series,
+        },
+    )
+}
+
+/// Grouped bars: one group per `groups` entry, one bar per series in each; a series' points are
+/// `(group index, value, spread)`. Group labels are drawn under the axis, one per group.
+pub fn bars(
+    stem: &Path,
+    title: &str,
+    y_label: &str,
+    groups: &[String],
+    series: &[Series],
+) -> anyhow::Result<()> {
+    let width = (300 + 34 * (groups.len() * series.len().max(1)) as u32).clamp(800, 1500);
+    figure(
+        stem,
+        (width, 600),
+        &Figure::Bars {
+            title,
+            y_label,
+            groups,
+            series,
+        },
+    )
+}
+
+/// One heatmap panel: `values[row][col]`, labelled cells.
+pub struct Panel {
+    pub title: String,
+    pub values: Vec<Vec<f64>>,
+}
+
+/// Panels on a `grid` of (rows, columns), filled row by row, each a grid of cells coloured by
+/// value (blue negative, red positive, white 0, full colour at |value| >= `scale`) with the
+/// value written in each cell.
+pub fn heatmap(
+    stem: &Path,
+    title: &str,
+    row_label: &str,
+    col_label: &str,
+    scale: f64,
+    grid: (usize, usize),
+    panels: &[Panel],
+) -> anyhow::Result<()> {
+    figure(
+        stem,
+        (380 * grid.1 as u32 + 40, 330 * grid.0 as u32 + 60),
+        &Figure::Heatmap {
+            title,
+            row_label,
+            col_label,
+            scale,
+            grid,
+            panels,
+        },
+    )
+}
+
+enum Figure<'a> {
+    Lines {
+        title: &'a str,
+        x_label: &'a str,
+        y_label: &'a str,
+        series: &'a [Series],
+    },
+    Bars {
+        title: &'a str,
+        y_label: &'a str,
+        groups: &'a [String],
+        series: &'a [Series],
+    },
+    Heatmap {
+        title: &'a str,
+        row_label: &'a str,
+        col_label: &'a str,
+        scale: f64,
+        grid: (usize, usize),
+        panels: &'a [Panel],
+    },
+}
+
+impl Figure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        match *self {
+            Figure::Lines {
+                title,
+                x_label,
+                y_label,
+                series,
+            } => draw_lines(root, title, x_label, y_label, series),
+            Figure::Bars {
+                title,
+                y_label,
+                groups,
+                series,
+            } => draw_bars(root, title, y_label, groups, series),
+            Figure::Heatmap {
+                title,
+                row_label,
+                col_label,
+                scale,
+                grid,
+                panels,
+            } => draw_heatmap(root, title, row_label, col_label, scale, grid, panels),
+        }
+    }
+}
+
+/// Draws one figure as SVG and PNG, each written to a temporary name and renamed into place
+/// only once both are drawn: complete figures or none.
+fn figure(stem: &Path, size: (u32, u32), fig: &Figure) -> anyhow::Result<()> {
+    // A figure without a single point is a wrong benchmark or model name, not a result.
+    let empty = match fig {
+        Figure::Lines { series, .. } | Figure::Bars { series, .. } => {
+            series.iter().all(|s| s.points.is_empty())
+        }
+        Figure::Heatmap { panels, .. } => panels.iter().all(|p| p.values.is_empty()),
+    };
+    if empty {
+        anyhow::bail!("{}: no data to plot", stem.display());
+    }
     register_font();
     if let Some(dir) = stem.parent() {
         std::fs::create_dir_all(dir)
@@ -62,18 +195,17 @@ pub fn lines(
     let tmp_svg = svg.with_extension("svg.tmp");
     let tmp_png = png.with_extension("tmp.png");
     {
-        let root = SVGBackend::new(&tmp_svg, SIZE).into_drawing_area();
-        draw_lines(&root, title, x_label, y_label, series)?;
+        let root = SVGBackend::new(&tmp_svg, size).into_drawing_area();
+        fig.draw(&root)?;
         root.present()
             .map_err(|e| anyhow::anyhow!("{}: {e}", svg.display()))?;
     }
     {
-        let root = BitMapBackend::new(&tmp_png, SIZE).into_drawing_area();
-        draw_lines(&root, title, x_label, y_label, series)?;
+        let root = BitMapBackend::new(&tmp_png, size).into_drawing_area();
+        fig.draw(&root)?;
         root.present()
             .map_err(|e| anyhow::anyhow!("{}: {e}", png.display()))?;
     }
-    // Complete figures or none: renamed into place only once both are drawn.
     std::fs::rename(&tmp_svg, &svg).with_context(|| format!("{}: cannot write", svg.display()))?;
     std::fs::rename(&tmp_png, &png).with_context(|| format!("{}: cannot write", png.display()))?;
     Ok(())
@@ -158,4 +290,237 @@ where
         .draw()
         .map_err(err)?;
     Ok(())
+}
+
+fn draw_bars<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    y_label: &str,
+    groups: &[String],
+    series: &[Series],
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("drawing failed: {e:?}");
+    root.fill(&WHITE).map_err(err)?;
+    let all = || series.iter().flat_map(|s| s.points.iter());
+    let (mut y0, mut y1) = range(all().flat_map(|p| {
+        let (lo, hi) = p.2.unwrap_or((p.1, p.1));
+        [p.1, lo, hi]
+    }));
+    // Bars start at 0, and the legend gets the top fifth of the plot to itself.
+    y0 = y0.min(0.0);
+    y1 = y1.max(0.0);
+    y1 += (y1 - y0) * 0.25;
+    let n = groups.len().max(1) as f64;
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, 22))
+        .margin(16)
+        .x_label_area_size(56)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.5..n - 0.5, y0..y1)
+        .map_err(err)?;
+    let label = |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < groups.len() {
+            groups[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(groups.len() * 2 + 1)
+        .x_label_formatter(&label)
+        .y_desc(y_label)
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 17))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(err)?;
+    let k = series.len().max(1) as f64;
+    let width = 0.8 / k;
+    for (i, s) in series.iter().enumerate() {
+        let c = colour(i);
+        let offset = -0.4 + width * (i as f64 + 0.5);
+        chart
+            .draw_series(s.points.iter().filter(|p| p.1.is_finite()).map(|p| {
+                let x = p.0 + offset;
+                Rectangle::new(
+                    [(x - width * 0.45, 0.0), (x + width * 0.45, p.1)],
+                    c.filled(),
+                )
+            }))
+            .map_err(err)?
+            .label(s.name.clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.filled()));
+        chart
+            .draw_series(s.points.iter().filter_map(|p| {
+                p.2.map(|(lo, hi)| {
+                    ErrorBar::new_vertical(p.0 + offset, lo, p.1, hi, BLACK.stroke_width(1), 6)
+                })
+            }))
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 14))
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}
+
+fn heat_colour(v: f64, scale: f64) -> RGBColor {
+    if !v.is_finite() {
+        return RGBColor(200, 200, 200);
+    }
+    let t = (v / scale).clamp(-1.0, 1.0);
+    let fade = |full: u8| (255.0 - (255.0 - full as f64) * t.abs()) as u8;
+    if t >= 0.0 {
+        RGBColor(fade(202), fade(0), fade(32))
+    } else {
+        RGBColor(fade(5), fade(113), fade(176))
+    }
+}
+
+fn draw_heatmap<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    row_label: &str,
+    col_label: &str,
+    scale: f64,
+    grid: (usize, usize),
+    panels: &[Panel],
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("drawing failed: {e:?}");
+    root.fill(&WHITE).map_err(err)?;
+    let root = root.titled(title, (FONT, 22)).map_err(err)?;
+    let areas = root.split_evenly((grid.0, grid.1));
+    for (panel, area) in panels.iter().zip(areas.iter()) {
+        let rows = panel.values.len().max(1);
+        let cols = panel.values.first().map_or(1, |r| r.len().max(1));
+        let mut chart = ChartBuilder::on(area)
+            .caption(&panel.title, (FONT, 17))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(56)
+            // A discrete range includes its end: 0..cols-1 holds `cols` segments.
+            .build_cartesian_2d(
+                (0..cols - 1).into_segmented(),
+                (0..rows - 1).into_segmented(),
+            )
+            .map_err(err)?;
+        let centre_label = |v: &SegmentValue<usize>, base: usize| match v {
+            SegmentValue::CenterOf(i) => (i + base).to_string(),
+            _ => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_labels(cols)
+            .y_labels(rows)
+            .x_label_formatter(&|c| centre_label(c, 0))
+            .y_label_formatter(&|r| centre_label(r, 1))
+            .x_desc(col_label)
+            .y_desc(row_label)
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 15))
+            .draw()
+            .map_err(err)?;
+        for (r, row) in panel.values.iter().enumerate() {
+            for (c, &v) in row.iter().enumerate() {
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [
+                            (SegmentValue::Exact(c), SegmentValue::Exact(r)),
+                            (SegmentValue::Exact(c + 1), SegmentValue::Exact(r + 1)),
+                        ],
+                        heat_colour(v, scale).filled(),
+                    )))
+                    .map_err(err)?;
+                let style = (FONT, 14)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Center, VPos::Center));
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        format!("{v:.2}"),
+                        (SegmentValue::CenterOf(c), SegmentValue::CenterOf(r)),
+                        style,
+                    )))
+                    .map_err(err)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_figure_without_points_is_an_error_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let stem = dir.path().join("empty");
+        let series = [Series {
+            name: "none".into(),
+            points: vec![],
+        }];
+        let e = lines(&stem, "t", "x", "y", &series)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("empty: no data to plot"), "{e}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn bars_and_heatmaps_write_svg_and_png() {
+        let dir = tempfile::tempdir().unwrap();
+        let series = [Series {
+            name: "a".into(),
+            points: vec![(0.0, 0.5, Some((0.4, 0.6))), (1.0, -0.2, None)],
+        }];
+        bars(
+            &dir.path().join("b"),
+            "t",
+            "y",
+            &["g0".into(), "g1".into()],
+            &series,
+        )
+        .unwrap();
+        let panels = [Panel {
+            title: "p".into(),
+            values: vec![vec![0.1, -0.3], vec![0.0, f64::NAN]],
+        }];
+        heatmap(
+            &dir.path().join("h"),
+            "t",
+            "layer",
+            "head",
+            0.3,
+            (1, 1),
+            &panels,
+        )
+        .unwrap();
+        for f in ["b.svg", "b.png", "h.svg", "h.png"] {
+            assert!(
+                std::fs::metadata(dir.path().join(f)).unwrap().len() > 500,
+                "{f}"
+            );
+        }
+        let svg = std::fs::read_to_string(dir.path().join("h.svg")).unwrap();
+        assert!(
+            svg.contains("-0.30") && svg.contains("0.10"),
+            "cell values are written"
+        );
+    }
 }

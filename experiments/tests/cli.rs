@@ -255,55 +255,126 @@ fn backends_quick_writes_agreement_curves_and_throughput() {
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
 }
 
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `--exp layers --quick` three seeds: every layer and representation scored per seed, a
+/// summary over seeds, figures; a second run reuses the cached models, a changed config trains
+/// anew; the report names what was not run.
 #[test]
-fn layers_quick_scores_every_layer_and_representation() {
+fn paper_layers_quick_scores_every_layer_caches_models_and_reports() {
     let dir = tempfile::tempdir().unwrap();
-    let o = run(&[
-        "--exp",
-        "layers",
-        "--quick",
-        "--out",
-        dir.path().to_str().unwrap(),
-    ]);
+    let out = dir.path().to_str().unwrap();
+    let o = run(&["--exp", "layers", "--quick", "--out", out]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("training transformer-mlm seed 3"));
     let d = dir.path().join("layers");
-    let text = std::fs::read_to_string(d.join("train-mlm-flex-seed1-quick.csv")).unwrap();
+    let text = std::fs::read_to_string(d.join("layers.csv")).unwrap();
     let mut r = csv::Reader::from_reader(text.as_bytes());
     let h = r.headers().unwrap().clone();
-    let col = |name: &str| h.iter().position(|x| x == name).unwrap();
-    let (rep, layer, bench, metric) = (
-        col("representation"),
-        col("layer"),
-        col("benchmark"),
-        col("metric"),
+    assert_eq!(
+        h.iter().collect::<Vec<_>>(),
+        [
+            "experiment",
+            "model",
+            "representation",
+            "layer",
+            "benchmark",
+            "metric",
+            "value",
+            "n",
+            "oov",
+            "seed",
+            "backend"
+        ]
     );
     let mut seen = std::collections::BTreeSet::new();
     for row in r.records() {
         let row = row.unwrap();
-        if &row[bench] == "WS-353-ALL" && &row[metric] == "spearman" {
-            seen.insert(format!("{}:{}", &row[rep], &row[layer]));
+        if &row[1] == "transformer-mlm" && &row[4] == "WS-353-ALL" && &row[5] == "spearman" {
+            seen.insert(format!("{}:{}:{}", &row[2], &row[3], &row[9]));
         }
     }
     // --quick: 2 layers, so hidden states 0..=2 for both pooled representations, plus the
-    // embedding matrix.
-    let expected: std::collections::BTreeSet<String> = ["embedding:"]
-        .into_iter()
-        .map(String::from)
-        .chain((0..=2).flat_map(|l| [format!("aggregated:{l}"), format!("decontextualized:{l}")]))
-        .collect();
+    // embedding matrix, for each of the 3 seeds.
+    let mut expected = std::collections::BTreeSet::new();
+    for seed in 1..=3 {
+        expected.insert(format!("embedding::{seed}"));
+        for l in 0..=2 {
+            expected.insert(format!("aggregated:{l}:{seed}"));
+            expected.insert(format!("decontextualized:{l}:{seed}"));
+        }
+    }
     assert_eq!(seen, expected);
-    let att = std::fs::read_to_string(d.join("train-mlm-flex-seed1-quick-attention.csv")).unwrap();
-    // 2 layers x 2 heads, trained and at initialisation.
-    assert_eq!(att.lines().count(), 1 + 2 * 4);
-    let ctx =
-        std::fs::read_to_string(d.join("train-mlm-flex-seed1-quick-contextuality.csv")).unwrap();
-    assert_eq!(ctx.lines().count(), 1 + 3);
-    for f in [
-        "train-mlm-flex-seed1-quick-analogy.png",
-        "train-mlm-flex-seed1-quick-ws353.svg",
-    ] {
+    let summary = std::fs::read_to_string(d.join("summary.csv")).unwrap();
+    assert!(summary
+        .lines()
+        .next()
+        .unwrap()
+        .contains("mean,sd,min,max,seeds"));
+    for f in ["layers-analogy.png", "layers-ws353.svg"] {
         assert!(std::fs::metadata(d.join(f)).unwrap().len() > 100, "{f}");
     }
+
+    // Cached: nothing is trained a second time, and the numbers are the same.
+    let again = run(&["--exp", "layers", "--quick", "--out", out]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(!stdout(&again).contains("training "), "{}", stdout(&again));
+    assert_eq!(text, std::fs::read_to_string(d.join("layers.csv")).unwrap());
+
+    // A changed config is a different run.
+    let paper = manifest_dir().join("configs/paper.toml");
+    let cfg = dir.path().join("changed.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "extends = {:?}\nseeds = [1]\n[training]\nlr = 2e-3\n",
+            paper.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let changed = run(&[
+        "--exp",
+        "layers",
+        "--quick",
+        "--out",
+        out,
+        "--config",
+        cfg.to_str().unwrap(),
+    ]);
+    assert!(changed.status.success(), "{}", stderr(&changed));
+    assert!(stdout(&changed).contains("training transformer-mlm seed 1"));
+
+    let report = run(&["--exp", "report", "--out", out]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let md = std::fs::read_to_string(dir.path().join("REPORT.md")).unwrap();
+    assert!(md.contains("Not measured yet: run `cargo run --release -p experiments -- --exp qkv`"));
+}
+
+#[test]
+fn check_outputs_names_missing_and_broken_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("analogy");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("analogy.csv"), "a,b\n1,2\n").unwrap();
+    std::fs::write(d.join("summary.csv"), "a,b\n").unwrap();
+    std::fs::write(d.join("analogy-3cosadd.svg"), "<svg>half").unwrap();
+    let o = run(&[
+        "--exp",
+        "check-outputs",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("summary.csv: no rows"), "{err}");
+    assert!(
+        err.contains("analogy-3cosadd.svg: not a complete SVG document"),
+        "{err}"
+    );
+    assert!(err.contains("REPORT.md: missing"), "{err}");
+    assert!(!err.contains("analogy.csv: "), "{err}");
 }
 
 /// This package's directory, read at run time (cargo test sets it): a target directory shared

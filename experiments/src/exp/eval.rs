@@ -12,7 +12,7 @@ use word2vec::WordVectors;
 use crate::output::{self, TidyRow};
 use crate::{config, paths, Args};
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, serde::Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EvalConfig {
     /// Only the first N rows (the most frequent words) take part, as in gensim.

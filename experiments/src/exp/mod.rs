@@ -3,7 +3,9 @@ pub mod bench;
 pub mod bench_transformer;
 pub mod corpus_stats;
 pub mod eval;
-pub mod layers;
+pub mod paper;
+pub mod report;
+pub mod study;
 pub mod train;
 pub mod word2vec;
 

@@ -1,6 +1,7 @@
 //! `--exp train`: trains the transformer with a masked- or causal-LM objective on the
 //! configured corpus, on the chosen backend, and writes its loss curve. Checkpoints go under
-//! results/runs/<run>/checkpoint; `--resume` continues the same run from there.
+//! the run cache's directory for this exact config (results/runs/<label>-seed<s>-<hash>/, see
+//! `crate::runs`); `--resume` continues the same run from there.
 
 use serde::Deserialize;
 
@@ -10,7 +11,7 @@ use transformer::data::{self, Objective, Sequences};
 use transformer::model::ModelSettings;
 use transformer::training::{self, RunControl, TrainingConfig};
 
-use crate::{config, output, Args, Backend};
+use crate::{config, output, runs, Args, Backend};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -31,20 +32,6 @@ pub fn kind(backend: Backend) -> BackendKind {
         Backend::Ndarray => BackendKind::Ndarray,
         Backend::Wgpu => BackendKind::Wgpu,
     }
-}
-
-/// The run directory's name under results/runs/: what `--exp train` writes and what later
-/// experiments (`layers`) reuse.
-pub fn run_name(objective: Objective, kind: BackendKind, seed: u64, quick: bool) -> String {
-    let objective = match objective {
-        Objective::Mlm => "mlm",
-        Objective::Clm => "clm",
-    };
-    format!(
-        "train-{objective}-{}-seed{seed}{}",
-        kind.name(),
-        if quick { "-quick" } else { "" }
-    )
 }
 
 /// `--quick`: a toy model and a few steps, for smoke runs.
@@ -86,6 +73,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if args.quick {
         quick(&mut config.model, &mut config.training);
     }
+    let corpus_as_written = config.corpus.clone();
     let corpus = super::load_corpus(args, &config.corpus)?;
     let seqs = Sequences::new(
         &corpus,
@@ -100,13 +88,19 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .model
         .to_config(corpus.vocab.len_with_specials(), config.training.seq_len);
     let objective = format!("{:?}", config.training.objective).to_lowercase();
-    let name = run_name(
-        config.training.objective,
-        kind,
-        config.training.seed,
-        args.quick,
-    );
-    let run_dir = args.out.join("runs").join(&name);
+    let key = runs::TransformerKey {
+        corpus: &corpus_as_written,
+        model: &model_cfg,
+        training: &config.training,
+        backend: kind.name(),
+    };
+    let run_dir = runs::transformer_dir(&args.out, &key);
+    std::fs::create_dir_all(&run_dir)?;
+    runs::record_key(&run_dir, &key)?;
+    let name = run_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     println!(
         "{}: {} training and {} held-out sequences of {} tokens; {} parameters; backend {}",
         corpus.source.display(),
@@ -155,6 +149,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     );
     let out = args.out.join("train").join(format!("{name}.csv"));
     output::write_csv(&out, &outcome.curve)?;
-    println!("wrote {}", out.display());
+    println!(
+        "wrote {} (checkpoint in {})",
+        out.display(),
+        run_dir.display()
+    );
     Ok(())
 }

@@ -1,0 +1,1027 @@
+//! The paper's experiments (`--exp analogy | similarity | layers | qkv | frozen | objective |
+//! contextuality | all`): each is a view over the per-model measurements of [`super::study`],
+//! written as `results/<exp>/<exp>.csv` (tidy, one row per seed), `results/<exp>/summary.csv`
+//! (mean, standard deviation, min and max over seeds) and figures showing the mean with the
+//! min-max spread over seeds as error bars.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::study::{Config, ModelId, Study};
+use crate::output::{self, TidyRow};
+use crate::plot::{self, Panel, Series};
+use crate::{config, Args, Experiment};
+
+/// Mean, spread and sample size of one measurement over seeds.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Summary {
+    pub experiment: String,
+    pub model: String,
+    pub representation: String,
+    pub layer: Option<usize>,
+    pub benchmark: String,
+    pub metric: String,
+    pub mean: f64,
+    /// Sample standard deviation over seeds (0 with one seed).
+    pub sd: f64,
+    pub min: f64,
+    pub max: f64,
+    pub seeds: usize,
+    pub n: usize,
+    pub oov: usize,
+}
+
+type Key = (String, String, Option<usize>, String, String);
+
+fn key(r: &TidyRow) -> Key {
+    (
+        r.model.clone(),
+        r.representation.clone(),
+        r.layer,
+        r.benchmark.clone(),
+        r.metric.clone(),
+    )
+}
+
+/// Groups rows over seeds. NaN values (a benchmark with no usable item) stay NaN.
+pub fn summarise(experiment: &str, rows: &[TidyRow]) -> Vec<Summary> {
+    let mut groups: BTreeMap<Key, Vec<&TidyRow>> = BTreeMap::new();
+    for r in rows {
+        groups.entry(key(r)).or_default().push(r);
+    }
+    groups
+        .into_iter()
+        .map(|((model, representation, layer, benchmark, metric), rs)| {
+            let v: Vec<f64> = rs.iter().map(|r| r.value).collect();
+            let k = v.len() as f64;
+            let mean = v.iter().sum::<f64>() / k;
+            let sd = if v.len() > 1 {
+                (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1.0)).sqrt()
+            } else {
+                0.0
+            };
+            Summary {
+                experiment: experiment.into(),
+                model,
+                representation,
+                layer,
+                benchmark,
+                metric,
+                mean,
+                sd,
+                min: v.iter().copied().fold(f64::INFINITY, f64::min),
+                max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                seeds: v.len(),
+                n: rs[0].n,
+                oov: rs[0].oov,
+            }
+        })
+        .collect()
+}
+
+/// Lookups over one experiment's summaries.
+pub struct Table(pub Vec<Summary>);
+
+impl Table {
+    pub fn get(
+        &self,
+        model: &str,
+        representation: &str,
+        layer: Option<usize>,
+        benchmark: &str,
+        metric: &str,
+    ) -> Option<&Summary> {
+        self.0.iter().find(|s| {
+            s.model == model
+                && s.representation == representation
+                && s.layer == layer
+                && s.benchmark == benchmark
+                && s.metric == metric
+        })
+    }
+
+    /// The layers present for a representation, in order.
+    pub fn layers(&self, model: &str, representation: &str) -> Vec<usize> {
+        let set: BTreeSet<usize> = self
+            .0
+            .iter()
+            .filter(|s| s.model == model && s.representation == representation)
+            .filter_map(|s| s.layer)
+            .collect();
+        set.into_iter().collect()
+    }
+
+    /// The layer whose seed mean is highest on (benchmark, metric).
+    pub fn best_layer(
+        &self,
+        model: &str,
+        representation: &str,
+        benchmark: &str,
+        metric: &str,
+    ) -> Option<&Summary> {
+        self.0
+            .iter()
+            .filter(|s| {
+                s.model == model
+                    && s.representation == representation
+                    && s.benchmark == benchmark
+                    && s.metric == metric
+                    && s.layer.is_some()
+                    && s.mean.is_finite()
+            })
+            .max_by(|a, b| a.mean.total_cmp(&b.mean))
+    }
+}
+
+/// A point with its seed spread.
+fn point(x: f64, s: &Summary) -> (f64, f64, Option<(f64, f64)>) {
+    (x, s.mean, (s.seeds > 1).then_some((s.min, s.max)))
+}
+
+/// Which models each experiment needs.
+fn models(exp: Experiment) -> Vec<ModelId> {
+    use ModelId::*;
+    match exp {
+        Experiment::Analogy | Experiment::Similarity => vec![Sgns, Cbow, Mlm],
+        Experiment::Layers => vec![Sgns, Mlm],
+        Experiment::Qkv => vec![Mlm, SharedQk, SharedQkv],
+        Experiment::Frozen => vec![Mlm, FrozenEmbedding],
+        Experiment::Objective => vec![Sgns, Mlm, Clm, Untrained],
+        Experiment::Contextuality => vec![Mlm, Clm, Untrained],
+        _ => vec![],
+    }
+}
+
+/// The experiments `all` runs (besides `backends`), in order.
+pub const PAPER: [Experiment; 7] = [
+    Experiment::Analogy,
+    Experiment::Similarity,
+    Experiment::Layers,
+    Experiment::Qkv,
+    Experiment::Frozen,
+    Experiment::Objective,
+    Experiment::Contextuality,
+];
+
+pub fn name(exp: Experiment) -> &'static str {
+    match exp {
+        Experiment::Analogy => "analogy",
+        Experiment::Similarity => "similarity",
+        Experiment::Layers => "layers",
+        Experiment::Qkv => "qkv",
+        Experiment::Frozen => "frozen",
+        Experiment::Objective => "objective",
+        Experiment::Contextuality => "contextuality",
+        _ => "other",
+    }
+}
+
+fn load_config(args: &Args, exp: &str) -> anyhow::Result<Config> {
+    let (mut cfg, path) = config::load::<Config>(args, exp)?;
+    if let Some(p) = &path {
+        println!("config {}", p.display());
+    }
+    if let Some(s) = args.seed {
+        cfg.seeds = vec![s];
+    }
+    if cfg.seeds.is_empty() {
+        anyhow::bail!("config: `seeds` is empty; give at least one seed");
+    }
+    if args.quick {
+        cfg.quick();
+    }
+    Ok(cfg)
+}
+
+/// `--exp <one of PAPER>`.
+pub fn run(args: &Args, exp: Experiment) -> anyhow::Result<()> {
+    let study = Study::load(args, load_config(args, name(exp))?)?;
+    view(&study, exp)
+}
+
+/// `--exp all`: every model trained and measured once (paper.toml), then every view, the
+/// backend comparison and the report.
+pub fn all(args: &Args) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    let study = Study::load(args, load_config(args, "paper")?)?;
+    for exp in PAPER {
+        println!("== {}", name(exp));
+        view(&study, exp)?;
+    }
+    drop(study);
+    println!("== backends");
+    super::backends::run(args)?;
+    println!("== report");
+    super::report::run(args)?;
+    println!(
+        "all experiments in {:.1} min",
+        started.elapsed().as_secs_f64() / 60.0
+    );
+    Ok(())
+}
+
+fn view(study: &Study, exp: Experiment) -> anyhow::Result<()> {
+    let exp_name = name(exp);
+    let mut rows = Vec::new();
+    for id in models(exp) {
+        for &seed in &study.cfg.seeds {
+            rows.extend(study.scores(id, seed)?.into_iter().map(|r| TidyRow {
+                experiment: exp_name.into(),
+                ..r
+            }));
+        }
+    }
+    let rows = keep(exp, rows);
+    let dir = study.out.join(exp_name);
+    output::write_csv(&dir.join(format!("{exp_name}.csv")), &rows)?;
+    let table = Table(summarise(exp_name, &rows));
+    output::write_csv(&dir.join("summary.csv"), &table.0)?;
+    if matches!(
+        exp,
+        Experiment::Qkv | Experiment::Frozen | Experiment::Objective
+    ) {
+        write_curves(study, exp, &dir)?;
+    }
+    let v = View {
+        study,
+        table: &table,
+        dir: &dir,
+    };
+    match exp {
+        Experiment::Analogy => v.analogy()?,
+        Experiment::Similarity => v.similarity()?,
+        Experiment::Layers => v.layers()?,
+        Experiment::Qkv => v.qkv()?,
+        Experiment::Frozen => v.frozen()?,
+        Experiment::Objective => v.objective()?,
+        Experiment::Contextuality => v.contextuality()?,
+        _ => unreachable!("not a paper experiment"),
+    }
+    println!("wrote {}", dir.display());
+    Ok(())
+}
+
+/// One point of a trained model's loss curve, for `curves.csv`.
+#[derive(Serialize)]
+struct CurveRow {
+    model: &'static str,
+    seed: u64,
+    step: usize,
+    split: String,
+    loss: f64,
+    perplexity: f64,
+    lr: f64,
+    tokens_per_second: f64,
+}
+
+/// The loss curves (training and held-out, with tokens/s) of the experiment's transformers.
+fn write_curves(study: &Study, exp: Experiment, dir: &Path) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    for id in models(exp) {
+        if id.is_word2vec() || id == ModelId::Untrained {
+            continue;
+        }
+        for &seed in &study.cfg.seeds {
+            for p in study.curve(id, seed)? {
+                rows.push(CurveRow {
+                    model: id.name(),
+                    seed,
+                    step: p.step,
+                    split: p.split,
+                    loss: p.loss,
+                    perplexity: p.perplexity,
+                    lr: p.lr,
+                    tokens_per_second: p.tokens_per_second,
+                });
+            }
+        }
+    }
+    output::write_csv(&dir.join("curves.csv"), &rows)
+}
+
+/// The rows an experiment's CSV keeps.
+fn keep(exp: Experiment, rows: Vec<TidyRow>) -> Vec<TidyRow> {
+    let analogy = |r: &TidyRow| r.benchmark.starts_with("questions-words");
+    let similarity = |r: &TidyRow| r.metric == "spearman" || r.metric == "pearson";
+    let vectors = |r: &TidyRow| {
+        matches!(
+            r.representation.as_str(),
+            "static" | "embedding" | "lm_head" | "decontextualized" | "aggregated"
+        )
+    };
+    rows.into_iter()
+        .filter(|r| match exp {
+            Experiment::Analogy => vectors(r) && analogy(r),
+            Experiment::Similarity => vectors(r) && similarity(r),
+            Experiment::Layers => vectors(r) || r.benchmark == "pooling",
+            Experiment::Qkv => {
+                vectors(r) || r.representation.starts_with("attention") || r.benchmark == "training"
+            }
+            Experiment::Frozen => vectors(r) || r.benchmark == "training",
+            Experiment::Objective => vectors(r),
+            Experiment::Contextuality => r.representation == "contextual",
+            _ => true,
+        })
+        .collect()
+}
+
+/// Every file `--exp all` writes (paths under `--out`), for `--exp check-outputs`.
+pub fn expected_outputs() -> Vec<String> {
+    let figures: [(&str, &[&str]); 7] = [
+        ("analogy", &["analogy-3cosadd", "analogy-3cosmul"]),
+        ("similarity", &["similarity-spearman"]),
+        (
+            "layers",
+            &[
+                "layers-analogy",
+                "layers-ws353",
+                "layers-simlex",
+                "layers-men",
+            ],
+        ),
+        (
+            "qkv",
+            &[
+                "qkv-loss",
+                "qkv-quality",
+                "qkv-attention-cos",
+                "qkv-attention-cka",
+            ],
+        ),
+        (
+            "frozen",
+            &[
+                "frozen-loss",
+                "frozen-layers-analogy",
+                "frozen-layers-ws353",
+            ],
+        ),
+        (
+            "objective",
+            &[
+                "objective-collocation-embedding",
+                "objective-collocation-layers",
+                "objective-ws353",
+            ],
+        ),
+        (
+            "contextuality",
+            &["contextuality-mlm", "contextuality-objective"],
+        ),
+    ];
+    let mut files = Vec::new();
+    for (exp, figs) in figures {
+        if matches!(exp, "qkv" | "frozen" | "objective") {
+            files.push(format!("{exp}/curves.csv"));
+        }
+        files.push(format!("{exp}/{exp}.csv"));
+        files.push(format!("{exp}/summary.csv"));
+        for f in figs {
+            files.push(format!("{exp}/{f}.svg"));
+            files.push(format!("{exp}/{f}.png"));
+        }
+    }
+    for f in ["agreement.csv", "loss-curves.csv", "throughput.csv"] {
+        files.push(format!("backends/{f}"));
+    }
+    for f in ["loss-curves", "throughput-inference", "throughput-training"] {
+        files.push(format!("backends/{f}.svg"));
+        files.push(format!("backends/{f}.png"));
+    }
+    files.push("REPORT.md".into());
+    files
+}
+
+/// `--exp check-outputs`: every expected file under `--out` exists and parses (CSV with a
+/// header and at least one row; SVG a complete document; PNG signature and end chunk).
+pub fn check_outputs(args: &Args) -> anyhow::Result<()> {
+    let mut problems = Vec::new();
+    let files = expected_outputs();
+    for f in &files {
+        let path = args.out.join(f);
+        let Ok(bytes) = std::fs::read(&path) else {
+            problems.push(format!("{}: missing", path.display()));
+            continue;
+        };
+        let problem = if f.ends_with(".csv") {
+            let mut r = csv::Reader::from_reader(bytes.as_slice());
+            match r.records().collect::<Result<Vec<_>, _>>() {
+                Ok(rows) if rows.is_empty() => Some("no rows".to_string()),
+                Ok(_) => None,
+                Err(e) => Some(format!("not CSV: {e}")),
+            }
+        } else if f.ends_with(".svg") {
+            let text = String::from_utf8_lossy(&bytes);
+            (!(text.contains("<svg") && text.trim_end().ends_with("</svg>")))
+                .then(|| "not a complete SVG document".to_string())
+        } else if f.ends_with(".png") {
+            let ok = bytes.starts_with(b"\x89PNG\r\n\x1a\n")
+                && bytes.len() > 20
+                && &bytes[bytes.len() - 8..bytes.len() - 4] == b"IEND";
+            (!ok).then(|| "not a complete PNG".to_string())
+        } else {
+            bytes.is_empty().then(|| "empty".to_string())
+        };
+        if let Some(p) = problem {
+            problems.push(format!("{}: {p}", path.display()));
+        }
+    }
+    if !problems.is_empty() {
+        anyhow::bail!(
+            "{} of {} expected outputs are missing or broken:\n{}",
+            problems.len(),
+            files.len(),
+            problems.join("\n")
+        );
+    }
+    println!("{} expected outputs present and parsed", files.len());
+    Ok(())
+}
+
+/// Sets with fewer than 150 pairs: random vectors reach +-0.3 Spearman on them, so they never
+/// carry a conclusion alone (marked with * in figures and the report).
+pub fn is_small_set(n_pairs: usize) -> bool {
+    n_pairs < 150
+}
+
+struct View<'a> {
+    study: &'a Study,
+    table: &'a Table,
+    dir: &'a Path,
+}
+
+const ANALOGY: &str = "questions-words:total";
+
+impl View<'_> {
+    fn stem(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    fn seeds_note(&self) -> String {
+        let k = self.study.cfg.seeds.len();
+        if k > 1 {
+            format!("mean of {k} seeds, bars min-max")
+        } else {
+            "one seed".into()
+        }
+    }
+
+    /// The representations compared side by side: word2vec, the embedding matrix, and the best
+    /// decontextualized and aggregated layer (best by seed mean on `benchmark`/`metric`).
+    fn side_by_side(&self, benchmark: &str, metric: &str) -> Vec<(String, String, Option<usize>)> {
+        let mlm = ModelId::Mlm.name();
+        let mut reps = vec![
+            (ModelId::Sgns.name().into(), "static".into(), None),
+            (ModelId::Cbow.name().into(), "static".into(), None),
+            (mlm.into(), "embedding".into(), None),
+        ];
+        for r in ["decontextualized", "aggregated"] {
+            if let Some(best) = self.table.best_layer(mlm, r, benchmark, metric) {
+                reps.push((mlm.into(), r.into(), best.layer));
+            }
+        }
+        reps
+    }
+
+    fn rep_label(model: &str, representation: &str, layer: Option<usize>) -> String {
+        match (representation, layer) {
+            ("static", _) if model == ModelId::Sgns.name() => "word2vec SGNS".into(),
+            ("static", _) => "word2vec CBOW".into(),
+            ("embedding", _) => "MLM embedding matrix".into(),
+            (r, Some(l)) => format!("MLM {r} (layer {l})"),
+            (r, None) => format!("MLM {r}"),
+        }
+    }
+
+    fn analogy(&self) -> anyhow::Result<()> {
+        for metric in ["3CosAdd", "3CosMul"] {
+            let parts = ["total", "semantic", "syntactic"];
+            let series: Vec<Series> = self
+                .side_by_side(ANALOGY, metric)
+                .into_iter()
+                .map(|(m, r, l)| Series {
+                    name: Self::rep_label(&m, &r, l),
+                    points: parts
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, p)| {
+                            let b = format!("questions-words:{p}");
+                            self.table
+                                .get(&m, &r, l, &b, metric)
+                                .map(|s| point(i as f64, s))
+                        })
+                        .collect(),
+                })
+                .collect();
+            plot::bars(
+                &self.stem(&format!("analogy-{}", metric.to_lowercase())),
+                &format!(
+                    "Google analogies, {metric} accuracy ({}; best layer by total)",
+                    self.seeds_note()
+                ),
+                &format!("{metric} accuracy (fraction correct)"),
+                &parts.map(String::from),
+                &series,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn similarity_sets(&self) -> Vec<(String, usize)> {
+        let mut sets: Vec<(String, usize)> = self
+            .table
+            .0
+            .iter()
+            .filter(|s| s.model == ModelId::Sgns.name() && s.metric == "spearman")
+            .map(|s| (s.benchmark.clone(), s.n + s.oov))
+            .collect();
+        sets.sort();
+        sets.dedup();
+        sets
+    }
+
+    fn similarity(&self) -> anyhow::Result<()> {
+        let sets = self.similarity_sets();
+        let groups: Vec<String> = sets
+            .iter()
+            .map(|(b, n)| {
+                format!(
+                    "{}{}",
+                    b.trim_start_matches("EN-"),
+                    if is_small_set(*n) { "*" } else { "" }
+                )
+            })
+            .collect();
+        let mlm = ModelId::Mlm.name();
+        let mut series: Vec<Series> = Vec::new();
+        for (m, r, label) in [
+            (ModelId::Sgns.name(), "static", "word2vec SGNS".to_string()),
+            (ModelId::Cbow.name(), "static", "word2vec CBOW".to_string()),
+            (mlm, "embedding", "MLM embedding matrix".to_string()),
+            (
+                mlm,
+                "decontextualized",
+                "MLM decontextualized (best layer per set)".into(),
+            ),
+            (
+                mlm,
+                "aggregated",
+                "MLM aggregated (best layer per set)".into(),
+            ),
+        ] {
+            let points = sets
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (b, _))| {
+                    let s = if r == "static" || r == "embedding" {
+                        self.table.get(m, r, None, b, "spearman")
+                    } else {
+                        self.table.best_layer(m, r, b, "spearman")
+                    };
+                    s.map(|s| point(i as f64, s))
+                })
+                .collect();
+            series.push(Series {
+                name: label,
+                points,
+            });
+        }
+        plot::bars(
+            &self.stem("similarity-spearman"),
+            &format!(
+                "Word similarity, Spearman rho ({}; * = under 150 pairs, within noise)",
+                self.seeds_note()
+            ),
+            "Spearman rho with human judgements",
+            &groups,
+            &series,
+        )
+    }
+
+    /// One line per (model, representation) against layer, word2vec and the embedding matrix
+    /// as horizontal reference lines.
+    fn by_layer(
+        &self,
+        stem: &str,
+        title: &str,
+        benchmark: &str,
+        metric: &str,
+        y_label: &str,
+        models: &[ModelId],
+        representations: &[&str],
+    ) -> anyhow::Result<()> {
+        let mut series = Vec::new();
+        let layers = self.table.layers(ModelId::Mlm.name(), "aggregated");
+        let (first, last) = (
+            *layers.first().unwrap_or(&0) as f64,
+            *layers.last().unwrap_or(&1) as f64,
+        );
+        for &id in models {
+            for &r in representations {
+                let points: Vec<_> = self
+                    .table
+                    .layers(id.name(), r)
+                    .into_iter()
+                    .filter_map(|l| {
+                        self.table
+                            .get(id.name(), r, Some(l), benchmark, metric)
+                            .map(|s| point(l as f64, s))
+                    })
+                    .collect();
+                if !points.is_empty() {
+                    series.push(Series {
+                        name: format!("{} {r}", id.label()),
+                        points,
+                    });
+                }
+            }
+            let flat = if id.is_word2vec() {
+                "static"
+            } else {
+                "embedding"
+            };
+            if let Some(s) = self.table.get(id.name(), flat, None, benchmark, metric) {
+                let name = if id.is_word2vec() {
+                    format!("{} (reference)", id.label())
+                } else {
+                    format!("{} embedding matrix", id.label())
+                };
+                series.push(Series {
+                    name,
+                    points: vec![point(first, s), point(last, s)],
+                });
+            }
+        }
+        plot::lines(
+            &self.stem(stem),
+            &format!("{title} ({})", self.seeds_note()),
+            "layer (0 = token + position embedding)",
+            y_label,
+            &series,
+        )
+    }
+
+    fn layers(&self) -> anyhow::Result<()> {
+        let models = [ModelId::Mlm, ModelId::Sgns];
+        let reps = ["aggregated", "decontextualized"];
+        self.by_layer(
+            "layers-analogy",
+            "Analogy by layer, 3CosAdd",
+            ANALOGY,
+            "3CosAdd",
+            "3CosAdd accuracy",
+            &models,
+            &reps,
+        )?;
+        for (set, file) in [
+            ("WS-353-ALL", "layers-ws353"),
+            ("SIMLEX-999", "layers-simlex"),
+            ("MEN-TR-3k", "layers-men"),
+        ] {
+            self.by_layer(
+                file,
+                &format!("{} by layer, Spearman", set.trim_start_matches("EN-")),
+                set,
+                "spearman",
+                "Spearman rho",
+                &models,
+                &reps,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn qkv(&self) -> anyhow::Result<()> {
+        let variants = [ModelId::Mlm, ModelId::SharedQk, ModelId::SharedQkv];
+        let groups: Vec<String> = variants.iter().map(|v| v.label().to_string()).collect();
+        let loss = Series {
+            name: "held-out masked-token loss".into(),
+            points: variants
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| {
+                    self.table
+                        .get(v.name(), "training", None, "training", "heldout_loss")
+                        .map(|s| point(i as f64, s))
+                })
+                .collect(),
+        };
+        plot::bars(
+            &self.stem("qkv-loss"),
+            &format!("Held-out loss by Q/K/V tying ({})", self.seeds_note()),
+            "cross-entropy (nats)",
+            &groups,
+            &[loss],
+        )?;
+        let measures = [
+            ("analogy", ANALOGY, "3CosAdd"),
+            ("WS-353", "WS-353-ALL", "spearman"),
+            ("SimLex", "SIMLEX-999", "spearman"),
+            ("MEN", "MEN-TR-3k", "spearman"),
+        ];
+        let mut quality_groups = Vec::new();
+        for (label, _, _) in measures {
+            quality_groups.push(format!("{label} embedding"));
+            quality_groups.push(format!("{label} best layer"));
+        }
+        let series: Vec<Series> = variants
+            .iter()
+            .map(|v| {
+                let mut points = Vec::new();
+                for (i, (_, b, m)) in measures.iter().enumerate() {
+                    if let Some(s) = self.table.get(v.name(), "embedding", None, b, m) {
+                        points.push(point(2.0 * i as f64, s));
+                    }
+                    if let Some(s) = self.table.best_layer(v.name(), "aggregated", b, m) {
+                        points.push(point(2.0 * i as f64 + 1.0, s));
+                    }
+                }
+                Series {
+                    name: v.label().into(),
+                    points,
+                }
+            })
+            .collect();
+        plot::bars(
+            &self.stem("qkv-quality"),
+            &format!(
+                "Embedding-matrix and best aggregated layer quality by Q/K/V tying ({})",
+                self.seeds_note()
+            ),
+            "3CosAdd accuracy / Spearman rho",
+            &quality_groups,
+            &series,
+        )?;
+        // Per layer and head, the untied model's W_Q/W_K/W_V similarity, trained vs initial.
+        let mlm = ModelId::Mlm.name();
+        let grid = |state: &str, metric: &str| -> Vec<Vec<f64>> {
+            let layers = self.table.layers(mlm, state);
+            layers
+                .iter()
+                .map(|&l| {
+                    (0..)
+                        .map_while(|h| {
+                            self.table
+                                .get(mlm, state, Some(l), &format!("head-{h}"), metric)
+                                .map(|s| s.mean)
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        for (kind, prefix) in [("cosine", "cos"), ("linear CKA", "cka")] {
+            let mut panels = Vec::new();
+            for (state, when) in [
+                ("attention-trained", "trained"),
+                ("attention-initialisation", "at initialisation"),
+            ] {
+                for (pair, label) in [
+                    ("q_k", "W_Q, W_K"),
+                    ("q_v", "W_Q, W_V"),
+                    ("k_v", "W_K, W_V"),
+                ] {
+                    panels.push(Panel {
+                        title: format!("{label} {when}"),
+                        values: grid(state, &format!("{prefix}_{pair}")),
+                    });
+                }
+            }
+            let scale = panels
+                .iter()
+                .flat_map(|p| p.values.iter().flatten())
+                .fold(0.05f64, |a, v| a.max(v.abs()));
+            plot::heatmap(
+                &self.stem(&format!("qkv-attention-{prefix}")),
+                &format!(
+                    "Untied MLM: {kind} between W_Q, W_K, W_V per layer and head (mean of seeds)"
+                ),
+                "layer",
+                "head",
+                scale,
+                (2, 3),
+                &panels,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn frozen(&self) -> anyhow::Result<()> {
+        let mut series = Vec::new();
+        for id in [ModelId::Mlm, ModelId::FrozenEmbedding] {
+            let mut by_step: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+            for &seed in &self.study.cfg.seeds {
+                for p in self.study.curve(id, seed)? {
+                    if p.split == "heldout" {
+                        by_step.entry(p.step).or_default().push(p.loss);
+                    }
+                }
+            }
+            let rows: Vec<TidyRow> = by_step
+                .iter()
+                .flat_map(|(step, losses)| {
+                    losses.iter().map(move |&l| TidyRow {
+                        layer: Some(*step),
+                        value: l,
+                        ..TidyRow::template("frozen", id.name(), "training")
+                    })
+                })
+                .collect();
+            let summary = summarise("frozen", &rows);
+            series.push(Series {
+                name: format!("{} held-out loss", id.label()),
+                points: summary
+                    .iter()
+                    .map(|s| point(s.layer.unwrap_or(0) as f64, s))
+                    .collect(),
+            });
+        }
+        plot::lines(
+            &self.stem("frozen-loss"),
+            &format!(
+                "Held-out masked-token loss, trained vs frozen random embeddings ({})",
+                self.seeds_note()
+            ),
+            "training step",
+            "cross-entropy (nats)",
+            &series,
+        )?;
+        let models = [ModelId::Mlm, ModelId::FrozenEmbedding];
+        self.by_layer(
+            "frozen-layers-analogy",
+            "Analogy by layer, trained vs frozen embedding",
+            ANALOGY,
+            "3CosAdd",
+            "3CosAdd accuracy",
+            &models,
+            &["aggregated"],
+        )?;
+        self.by_layer(
+            "frozen-layers-ws353",
+            "WS-353 by layer, trained vs frozen embedding",
+            "WS-353-ALL",
+            "spearman",
+            "Spearman rho",
+            &models,
+            &["aggregated"],
+        )
+    }
+
+    fn objective(&self) -> anyhow::Result<()> {
+        let models = [
+            ModelId::Mlm,
+            ModelId::Clm,
+            ModelId::Untrained,
+            ModelId::Sgns,
+        ];
+        let groups: Vec<String> = models.iter().map(|m| m.label().to_string()).collect();
+        let series: Vec<Series> = [
+            ("collocated_cosine", "collocated pairs"),
+            ("shuffled_cosine", "shuffled pairs"),
+            ("gap", "collocated - shuffled"),
+        ]
+        .iter()
+        .map(|(metric, label)| Series {
+            name: (*label).into(),
+            points: models
+                .iter()
+                .enumerate()
+                .filter_map(|(i, m)| {
+                    let r = if m.is_word2vec() {
+                        "static"
+                    } else {
+                        "embedding"
+                    };
+                    self.table
+                        .get(m.name(), r, None, "collocation", metric)
+                        .map(|s| point(i as f64, s))
+                })
+                .collect(),
+        })
+        .collect();
+        plot::bars(
+            &self.stem("objective-collocation-embedding"),
+            &format!(
+                "Mean cosine of collocated word pairs in the embedding matrix ({})",
+                self.seeds_note()
+            ),
+            "mean cosine",
+            &groups,
+            &series,
+        )?;
+        self.by_layer(
+            "objective-collocation-layers",
+            "Collocated minus shuffled cosine by layer (aggregated vectors)",
+            "collocation",
+            "gap",
+            "mean cosine difference",
+            &models,
+            &["aggregated"],
+        )?;
+        self.by_layer(
+            "objective-ws353",
+            "WS-353 by layer and objective (aggregated vectors)",
+            "WS-353-ALL",
+            "spearman",
+            "Spearman rho",
+            &models,
+            &["aggregated"],
+        )
+    }
+
+    fn contextuality(&self) -> anyhow::Result<()> {
+        let mlm = ModelId::Mlm.name();
+        let line = |model: &str, metric: &str, name: String| Series {
+            name,
+            points: self
+                .table
+                .layers(model, "contextual")
+                .into_iter()
+                .filter_map(|l| {
+                    self.table
+                        .get(model, "contextual", Some(l), "contextuality", metric)
+                        .map(|s| point(l as f64, s))
+                })
+                .collect(),
+        };
+        plot::lines(
+            &self.stem("contextuality-mlm"),
+            &format!("Contextuality by layer, MLM ({})", self.seeds_note()),
+            "layer (0 = token + position embedding)",
+            "mean cosine",
+            &[
+                line(mlm, "self_similarity", "self-similarity".into()),
+                line(mlm, "intra_sentence", "intra-sentence similarity".into()),
+                line(mlm, "anisotropy", "anisotropy (random token pairs)".into()),
+                line(
+                    mlm,
+                    "self_similarity_adjusted",
+                    "self-similarity - anisotropy".into(),
+                ),
+            ],
+        )?;
+        let series: Vec<Series> = [ModelId::Mlm, ModelId::Clm, ModelId::Untrained]
+            .iter()
+            .flat_map(|m| {
+                [
+                    line(
+                        m.name(),
+                        "self_similarity_adjusted",
+                        format!("{} self-similarity - anisotropy", m.label()),
+                    ),
+                    line(m.name(), "anisotropy", format!("{} anisotropy", m.label())),
+                ]
+            })
+            .collect();
+        plot::lines(
+            &self.stem("contextuality-objective"),
+            &format!(
+                "Contextuality by layer and objective ({})",
+                self.seeds_note()
+            ),
+            "layer (0 = token + position embedding)",
+            "mean cosine",
+            &series,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(seed: u64, layer: Option<usize>, value: f64) -> TidyRow {
+        TidyRow {
+            seed: Some(seed),
+            layer,
+            value,
+            benchmark: "b".into(),
+            metric: "m".into(),
+            ..TidyRow::template("e", "model", "aggregated")
+        }
+    }
+
+    #[test]
+    fn summaries_are_mean_sd_min_max_over_seeds() {
+        let rows = [
+            row(1, Some(1), 0.1),
+            row(2, Some(1), 0.2),
+            row(3, Some(1), 0.6),
+            row(1, Some(2), 0.5),
+        ];
+        let t = Table(summarise("e", &rows));
+        let s = t.get("model", "aggregated", Some(1), "b", "m").unwrap();
+        assert!((s.mean - 0.3).abs() < 1e-12);
+        // Sample sd of 0.1, 0.2, 0.6: sqrt((0.04 + 0.01 + 0.09) / 2) = sqrt(0.07).
+        assert!((s.sd - 0.07f64.sqrt()).abs() < 1e-12);
+        assert_eq!((s.min, s.max, s.seeds), (0.1, 0.6, 3));
+        let one = t.get("model", "aggregated", Some(2), "b", "m").unwrap();
+        assert_eq!((one.sd, one.seeds), (0.0, 1));
+        assert_eq!(
+            t.best_layer("model", "aggregated", "b", "m").unwrap().layer,
+            Some(2)
+        );
+        assert_eq!(t.layers("model", "aggregated"), vec![1, 2]);
+    }
+}

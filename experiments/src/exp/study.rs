@@ -1,0 +1,651 @@
+//! The paper's models and what is measured on each of them, once.
+//!
+//! A [`Study`] is one config (experiments/configs/paper.toml, which the per-experiment configs
+//! extend), its corpus, and its seeds. It trains or loads every model an experiment asks for
+//! (through the run cache, [`crate::runs`]) and measures each model once: [`Study::scores`]
+//! returns tidy rows for every representation of the model, cached beside its checkpoint.
+//!
+//! The models ([`ModelId`]): word2vec SGNS and CBOW, and transformer variants of the base
+//! config — masked LM (the reference), shared-QK, shared-QKV, frozen random token embeddings,
+//! causal LM, and the untrained (initialised) masked-LM model as the control.
+//!
+//! What a transformer's rows hold (`representation` column):
+//! * `embedding` (and `lm_head` when untied): analogy, similarity and collocation of the matrix;
+//! * `decontextualized` / `aggregated` per layer: the same on pooled vectors
+//!   (`analysis::representations` says how they are pooled);
+//! * `contextual` per layer: self-similarity, intra-sentence similarity, anisotropy;
+//! * `attention-trained` / `attention-initialisation` per layer, benchmark `head-<h>`: cosine
+//!   and CKA between W_Q, W_K, W_V, and the symmetric share of W_Q W_K^T;
+//! * `training`: final held-out loss, and the unigram entropy it is read against.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use analysis::collocation::{collocation_pairs, collocation_score, CollocationPairs};
+use analysis::geometry::{attention_geometry, contextuality};
+use analysis::representations::{aggregated, decontextualized, embedding_table, lm_head_table};
+use burn::module::Module;
+use burn::tensor::Device;
+use corpus::{Corpus, CorpusConfig};
+use transformer::backend::BackendKind;
+use transformer::data::{self, Objective, Sequences};
+use transformer::model::{ModelSettings, QkvTying};
+use transformer::training::{self, CurvePoint, RunControl, TrainingConfig};
+use transformer::{Transformer, TransformerConfig};
+use word2vec::{Architecture, Word2VecConfig, WordVectors};
+
+use super::eval::{evaluate_table, Benchmarks, EvalConfig};
+use crate::output::{self, TidyRow};
+use crate::runs::{self, TransformerKey};
+use crate::Args;
+
+/// Bumped whenever what [`Study::scores`] measures changes, so cached scores are recomputed.
+const SCORES_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Pooling {
+    /// Occurrences averaged per word for the aggregated vectors.
+    pub max_occurrences: u32,
+    /// Only the first N training sequences are streamed (the pass stops earlier once every
+    /// word has `max_occurrences`).
+    pub max_sequences: usize,
+    /// Sequences per forward pass.
+    pub batch: usize,
+}
+
+impl Default for Pooling {
+    fn default() -> Self {
+        Pooling {
+            max_occurrences: 100,
+            max_sequences: 8_000,
+            batch: 64,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ContextualityConfig {
+    /// Training sequences the occurrences are drawn from.
+    pub sequences: usize,
+    /// Words tracked, spread evenly over the `top` most frequent.
+    pub words: usize,
+    pub top: usize,
+    /// Occurrences per tracked word.
+    pub per_word: usize,
+    /// Random token pairs for anisotropy.
+    pub pairs: usize,
+}
+
+impl Default for ContextualityConfig {
+    fn default() -> Self {
+        ContextualityConfig {
+            sequences: 2_000,
+            words: 500,
+            top: 5_000,
+            per_word: 20,
+            pairs: 500_000,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CollocationConfig {
+    /// Pairs are drawn among the `top` most frequent words ...
+    pub top: u32,
+    /// ... within `window` tokens of each other ...
+    pub window: usize,
+    /// ... seen together at least `min_count` times; the `pairs` with the highest PMI are kept.
+    pub min_count: u32,
+    pub pairs: usize,
+}
+
+impl Default for CollocationConfig {
+    fn default() -> Self {
+        CollocationConfig {
+            top: 10_000,
+            window: 2,
+            min_count: 20,
+            pairs: 1_000,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Every model is trained once per seed; figures show the mean and the min-max spread.
+    pub seeds: Vec<u64>,
+    pub corpus: CorpusConfig,
+    pub model: ModelSettings,
+    pub training: TrainingConfig,
+    pub eval: EvalConfig,
+    pub pooling: Pooling,
+    pub contextuality: ContextualityConfig,
+    pub collocation: CollocationConfig,
+    pub sgns: Word2VecConfig,
+    pub cbow: Word2VecConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            seeds: vec![1, 2, 3],
+            corpus: CorpusConfig::default(),
+            model: ModelSettings::default(),
+            training: TrainingConfig::default(),
+            eval: EvalConfig::default(),
+            pooling: Pooling::default(),
+            contextuality: ContextualityConfig::default(),
+            collocation: CollocationConfig::default(),
+            sgns: Word2VecConfig::default(),
+            cbow: Word2VecConfig {
+                architecture: Architecture::Cbow,
+                ..Word2VecConfig::default()
+            },
+        }
+    }
+}
+
+impl Config {
+    /// `--quick`: toy sizes everywhere, the same code paths (a couple of minutes for `all`).
+    pub fn quick(&mut self) {
+        super::train::quick(&mut self.model, &mut self.training);
+        self.eval.restrict_vocab = self.eval.restrict_vocab.min(5_000);
+        self.pooling = Pooling {
+            max_occurrences: 5,
+            max_sequences: 200,
+            batch: 32,
+        };
+        self.contextuality = ContextualityConfig {
+            sequences: 100,
+            words: 50,
+            top: 1_000,
+            per_word: 5,
+            pairs: 5_000,
+        };
+        self.collocation.min_count = 5;
+        self.collocation.pairs = 200;
+        for w in [&mut self.sgns, &mut self.cbow] {
+            w.epochs = 1;
+            w.dim = w.dim.min(32);
+        }
+    }
+}
+
+/// Every model the paper compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ModelId {
+    Sgns,
+    Cbow,
+    /// Masked LM with the base config: the reference transformer.
+    Mlm,
+    SharedQk,
+    SharedQkv,
+    FrozenEmbedding,
+    Clm,
+    /// The masked-LM model as initialised, never trained.
+    Untrained,
+}
+
+impl ModelId {
+    /// The `model` column of the tidy rows.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelId::Sgns => "word2vec-sgns",
+            ModelId::Cbow => "word2vec-cbow",
+            ModelId::Mlm => "transformer-mlm",
+            ModelId::SharedQk => "transformer-mlm-shared-qk",
+            ModelId::SharedQkv => "transformer-mlm-shared-qkv",
+            ModelId::FrozenEmbedding => "transformer-mlm-frozen-embedding",
+            ModelId::Clm => "transformer-clm",
+            ModelId::Untrained => "transformer-untrained",
+        }
+    }
+
+    /// A short legend label.
+    pub fn label(self) -> &'static str {
+        match self {
+            ModelId::Sgns => "word2vec SGNS",
+            ModelId::Cbow => "word2vec CBOW",
+            ModelId::Mlm => "MLM",
+            ModelId::SharedQk => "MLM shared-QK",
+            ModelId::SharedQkv => "MLM shared-QKV",
+            ModelId::FrozenEmbedding => "MLM frozen embedding",
+            ModelId::Clm => "CLM",
+            ModelId::Untrained => "untrained",
+        }
+    }
+
+    pub fn is_word2vec(self) -> bool {
+        matches!(self, ModelId::Sgns | ModelId::Cbow)
+    }
+}
+
+pub struct Study {
+    pub cfg: Config,
+    /// The corpus config as written (hashed into run names: not the machine's resolved path).
+    corpus_cfg: CorpusConfig,
+    pub corpus: Corpus,
+    pub seqs: Sequences,
+    pub benchmarks: Benchmarks,
+    pub kind: BackendKind,
+    pub device: Device,
+    pub out: PathBuf,
+    /// The evaluation vocabulary: the most frequent words, `restrict_vocab` of them at most.
+    pub words: Vec<String>,
+    pairs: CollocationPairs,
+}
+
+impl Study {
+    pub fn load(args: &Args, cfg: Config) -> anyhow::Result<Study> {
+        let corpus_cfg = cfg.corpus.clone();
+        let corpus = super::load_corpus(args, &cfg.corpus)?;
+        let seqs = Sequences::new(&corpus, cfg.training.seq_len, cfg.training.heldout_fraction)
+            .map_err(anyhow::Error::msg)?;
+        let kind = super::train::backend(args);
+        let device = super::backends::open_device(kind)?;
+        let n_words = corpus.vocab.len().min(cfg.eval.restrict_vocab);
+        let words = corpus.vocab.words()[..n_words].to_vec();
+        let c = &cfg.collocation;
+        let pairs = collocation_pairs(
+            &corpus.encoded.ids,
+            corpus.vocab.words(),
+            c.top,
+            c.window,
+            c.min_count,
+            c.pairs,
+            17,
+        );
+        println!(
+            "corpus {}: {} tokens, {} words; {} collocation pairs; seeds {:?}; backend {}",
+            corpus.source.display(),
+            corpus.encoded.n_tokens(),
+            corpus.vocab.len(),
+            pairs.pairs.len(),
+            cfg.seeds,
+            kind.name()
+        );
+        Ok(Study {
+            benchmarks: Benchmarks::load(&args.similarity)?,
+            cfg,
+            corpus_cfg,
+            corpus,
+            seqs,
+            kind,
+            device,
+            out: args.out.clone(),
+            words,
+            pairs,
+        })
+    }
+
+    /// The transformer config and training config of a variant at a seed.
+    pub fn variant(&self, id: ModelId, seed: u64) -> (TransformerConfig, TrainingConfig) {
+        let mut model = self.cfg.model.clone();
+        let mut training = TrainingConfig {
+            seed,
+            ..self.cfg.training.clone()
+        };
+        match id {
+            ModelId::SharedQk => model.qkv = QkvTying::SharedQk,
+            ModelId::SharedQkv => model.qkv = QkvTying::SharedQkv,
+            ModelId::FrozenEmbedding => model.freeze_embeddings = true,
+            ModelId::Clm => training.objective = Objective::Clm,
+            _ => {}
+        }
+        let model = model.to_config(self.corpus.vocab.len_with_specials(), training.seq_len);
+        (model, training)
+    }
+
+    fn run_dir(&self, id: ModelId, seed: u64) -> PathBuf {
+        if id.is_word2vec() {
+            let w = self.word2vec_config(id, seed);
+            let hash = runs::config_hash(&(&self.corpus_cfg, &w));
+            return self
+                .out
+                .join("runs")
+                .join(format!("{}-seed{seed}-{hash}", id.name()));
+        }
+        let (model, training) = self.variant(id, seed);
+        let key = TransformerKey {
+            corpus: &self.corpus_cfg,
+            model: &model,
+            training: &training,
+            backend: self.kind.name(),
+        };
+        let dir = runs::transformer_dir(&self.out, &key);
+        if id == ModelId::Untrained {
+            // Same initialisation as the trained run of this seed, never trained.
+            let name = dir
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .replacen("mlm", "untrained", 1);
+            return dir.with_file_name(name);
+        }
+        dir
+    }
+
+    fn word2vec_config(&self, id: ModelId, seed: u64) -> Word2VecConfig {
+        let base = if id == ModelId::Sgns {
+            &self.cfg.sgns
+        } else {
+            &self.cfg.cbow
+        };
+        Word2VecConfig {
+            seed,
+            ..base.clone()
+        }
+    }
+
+    /// The trained (or, for `Untrained`, initialised) transformer of a variant and its loss
+    /// curve: loaded when the run is complete, resumed when partial, trained otherwise.
+    pub fn transformer(
+        &self,
+        id: ModelId,
+        seed: u64,
+    ) -> anyhow::Result<(Transformer, Vec<CurvePoint>)> {
+        let (model_cfg, training) = self.variant(id, seed);
+        let dir = self.run_dir(id, seed);
+        if id == ModelId::Untrained {
+            self.device.seed(seed);
+            let model = model_cfg.init(&self.device);
+            let loss = training::heldout_loss(&model, &self.seqs, &training);
+            let curve = vec![CurvePoint {
+                step: 0,
+                split: "heldout".into(),
+                loss,
+                perplexity: loss.exp(),
+                lr: 0.0,
+                tokens_per_second: 0.0,
+            }];
+            return Ok((model, curve));
+        }
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("{}: cannot create", dir.display()))?;
+        runs::record_key(
+            &dir,
+            &TransformerKey {
+                corpus: &self.corpus_cfg,
+                model: &model_cfg,
+                training: &training,
+                backend: self.kind.name(),
+            },
+        )?;
+        let complete = read_curve(&dir).is_some_and(|c| c.iter().any(|p| p.step == training.steps));
+        if !complete {
+            println!("training {} seed {seed} -> {}", id.name(), dir.display());
+        }
+        let started = std::time::Instant::now();
+        let outcome = training::train(
+            &model_cfg,
+            &training,
+            &self.seqs,
+            &self.device,
+            &dir,
+            RunControl {
+                resume: true,
+                stop_at: None,
+                progress: true,
+            },
+        )?;
+        if !complete {
+            println!(
+                "trained {} seed {seed}: {} steps in {:.0} s",
+                id.name(),
+                training.steps - outcome.resumed_from,
+                started.elapsed().as_secs_f64()
+            );
+        }
+        Ok((outcome.model.valid(), outcome.curve))
+    }
+
+    /// The loss curve of a trained variant (after [`Study::transformer`] has run).
+    pub fn curve(&self, id: ModelId, seed: u64) -> anyhow::Result<Vec<CurvePoint>> {
+        if id == ModelId::Untrained {
+            return Ok(self.transformer(id, seed)?.1);
+        }
+        let dir = self.run_dir(id, seed);
+        match read_curve(&dir) {
+            Some(c) => Ok(c),
+            None => Ok(self.transformer(id, seed)?.1),
+        }
+    }
+
+    /// Every measurement of one model at one seed, computed once and cached beside the run.
+    pub fn scores(&self, id: ModelId, seed: u64) -> anyhow::Result<Vec<TidyRow>> {
+        let dir = self.run_dir(id, seed);
+        let settings = (
+            SCORES_VERSION,
+            &self.cfg.eval,
+            &self.cfg.pooling,
+            &self.cfg.contextuality,
+            &self.cfg.collocation,
+            self.benchmark_names(),
+        );
+        let path = dir.join(format!("scores-{}.csv", runs::config_hash(&settings)));
+        if path.exists() {
+            return output::read_csv(&path);
+        }
+        let rows = if id.is_word2vec() {
+            self.score_word2vec(id, seed, &dir)?
+        } else {
+            self.score_transformer(id, seed)?
+        };
+        output::write_csv(&path, &rows)?;
+        Ok(rows)
+    }
+
+    fn benchmark_names(&self) -> Vec<String> {
+        let b = &self.benchmarks;
+        b.analogy
+            .iter()
+            .map(|s| s.name.clone())
+            .chain(b.similarity.iter().map(|s| s.name.clone()))
+            .collect()
+    }
+
+    fn template(&self, id: ModelId, seed: u64, representation: &str) -> TidyRow {
+        TidyRow {
+            seed: Some(seed),
+            backend: (!id.is_word2vec()).then(|| self.kind.name().to_string()),
+            ..TidyRow::template("", id.name(), representation)
+        }
+    }
+
+    /// Analogy, similarity and collocation rows for one table.
+    fn score_table(&self, table: &WordVectors, template: &TidyRow) -> Vec<TidyRow> {
+        let mut rows = evaluate_table(table, &self.benchmarks, &self.cfg.eval, template);
+        let c = collocation_score(table, &self.pairs);
+        for (metric, value) in [
+            ("collocated_cosine", c.collocated),
+            ("shuffled_cosine", c.shuffled),
+            ("gap", c.gap),
+        ] {
+            rows.push(TidyRow {
+                benchmark: "collocation".into(),
+                metric: metric.into(),
+                value,
+                n: c.pairs,
+                oov: self.pairs.pairs.len() - c.pairs,
+                ..template.clone()
+            });
+        }
+        rows
+    }
+
+    fn score_word2vec(
+        &self,
+        id: ModelId,
+        seed: u64,
+        dir: &std::path::Path,
+    ) -> anyhow::Result<Vec<TidyRow>> {
+        let w = self.word2vec_config(id, seed);
+        let file = dir.join("vectors.bin");
+        let vectors = if file.exists() {
+            word2vec::format::read(&file)?
+        } else {
+            println!("training {} seed {seed} -> {}", id.name(), dir.display());
+            let trained = word2vec::train(&self.corpus, &w, true)?;
+            word2vec::format::write(&trained.vectors, &file, word2vec::format::Format::Binary)?;
+            runs::record_key(dir, &(&self.corpus_cfg, &w))?;
+            trained.vectors
+        };
+        Ok(self.score_table(&vectors, &self.template(id, seed, "static")))
+    }
+
+    fn score_transformer(&self, id: ModelId, seed: u64) -> anyhow::Result<Vec<TidyRow>> {
+        let (model, curve) = self.transformer(id, seed)?;
+        println!("measuring {} seed {seed}", id.name());
+        let mut rows = Vec::new();
+        let t = |representation: &str, layer: Option<usize>| TidyRow {
+            layer,
+            ..self.template(id, seed, representation)
+        };
+        rows.extend(self.score_table(&embedding_table(&model, &self.words), &t("embedding", None)));
+        if let Some(head) = lm_head_table(&model, &self.words) {
+            rows.extend(self.score_table(&head, &t("lm_head", None)));
+        }
+        let dec = decontextualized(
+            &model,
+            &self.words,
+            self.corpus.vocab.specials(),
+            &self.device,
+            256,
+        );
+        for (l, table) in dec.iter().enumerate() {
+            rows.extend(self.score_table(table, &t("decontextualized", Some(l))));
+        }
+        let p = &self.cfg.pooling;
+        let n_seq = self.seqs.n_train().min(p.max_sequences);
+        let agg = aggregated(
+            &model,
+            &self.words,
+            &self.seqs.train[..n_seq * self.seqs.seq_len],
+            self.seqs.seq_len,
+            p.max_occurrences,
+            p.batch,
+            &self.device,
+            |_, _| {},
+        );
+        for (l, table) in agg.tables.iter().enumerate() {
+            rows.extend(self.score_table(table, &t("aggregated", Some(l))));
+        }
+        let at_max = agg
+            .occurrences
+            .iter()
+            .filter(|&&c| c == agg.max_occurrences)
+            .count();
+        let seen = agg.occurrences.iter().filter(|&&c| c > 0).count();
+        for (metric, value) in [
+            ("max_occurrences", agg.max_occurrences as f64),
+            ("words_at_max", at_max as f64),
+            ("words_seen", seen as f64),
+        ] {
+            rows.push(TidyRow {
+                benchmark: "pooling".into(),
+                metric: metric.into(),
+                value,
+                n: self.words.len(),
+                ..t("aggregated", None)
+            });
+        }
+
+        let c = &self.cfg.contextuality;
+        let top = self.words.len().min(c.top) as u32;
+        let track: Vec<u32> = (0..top)
+            .step_by((top as usize / c.words.max(1)).max(1))
+            .collect();
+        let ctx = contextuality(
+            &model,
+            &self.seqs.train,
+            self.seqs.seq_len,
+            c.sequences.min(self.seqs.n_train()),
+            self.corpus.vocab.len() as u32,
+            &track,
+            c.per_word,
+            c.pairs,
+            seed,
+            &self.device,
+        );
+        for layer in &ctx {
+            for (metric, value) in [
+                ("self_similarity", layer.self_similarity),
+                ("intra_sentence", layer.intra_sentence),
+                ("anisotropy", layer.anisotropy),
+                ("max_explainable_variance", layer.max_explainable_variance),
+                ("self_similarity_adjusted", layer.self_similarity_adjusted),
+                ("intra_sentence_adjusted", layer.intra_sentence_adjusted),
+            ] {
+                rows.push(TidyRow {
+                    benchmark: "contextuality".into(),
+                    metric: metric.into(),
+                    value,
+                    n: layer.words,
+                    ..t("contextual", Some(layer.layer))
+                });
+            }
+        }
+
+        // W_Q/W_K/W_V geometry, trained and at initialisation (same seed, same draw).
+        let (model_cfg, training) = self.variant(id, seed);
+        self.device.seed(training.seed);
+        let initial = model_cfg.init(&self.device);
+        for (state, m) in [
+            ("attention-trained", &model),
+            ("attention-initialisation", &initial),
+        ] {
+            for g in attention_geometry(m) {
+                for (metric, value) in [
+                    ("cos_q_k", g.cos_q_k),
+                    ("cos_q_v", g.cos_q_v),
+                    ("cos_k_v", g.cos_k_v),
+                    ("cka_q_k", g.cka_q_k),
+                    ("cka_q_v", g.cka_q_v),
+                    ("cka_k_v", g.cka_k_v),
+                    ("qk_symmetric_share", g.qk_symmetric_share),
+                ] {
+                    rows.push(TidyRow {
+                        benchmark: format!("head-{}", g.head),
+                        metric: metric.into(),
+                        value,
+                        n: 1,
+                        ..t(state, Some(g.layer))
+                    });
+                }
+            }
+        }
+
+        let heldout = curve
+            .iter()
+            .rev()
+            .find(|p| p.split == "heldout")
+            .map_or(f64::NAN, |p| p.loss);
+        for (metric, value) in [
+            ("heldout_loss", heldout),
+            ("unigram_entropy", data::unigram_entropy(&self.corpus)),
+        ] {
+            rows.push(TidyRow {
+                benchmark: "training".into(),
+                metric: metric.into(),
+                value,
+                n: training.steps,
+                ..t("training", None)
+            });
+        }
+        Ok(rows)
+    }
+}
+
+/// The loss curve a complete or partial run left in its checkpoint, if any.
+fn read_curve(dir: &std::path::Path) -> Option<Vec<CurvePoint>> {
+    let path = dir.join("checkpoint").join("curve.csv");
+    path.exists()
+        .then(|| output::read_csv(&path).ok())
+        .flatten()
+}

@@ -1,0 +1,151 @@
+//! The run cache. Every trained model lives in `results/runs/<label>-seed<seed>-<hash>/`, where
+//! `<hash>` is the first 12 hex digits of SHA-256 over the JSON of everything that decides what
+//! is trained: the corpus config (its path as written in the config, not as resolved on this
+//! machine), the full model config (vocabulary size included), the training config (seed
+//! included) and the backend. A second experiment asking for the same model finds the
+//! directory and loads the checkpoint; a changed config hashes elsewhere and trains anew; a run
+//! cut short resumes from its last checkpoint. Each directory keeps `config.json` (what was
+//! hashed) so a person can see what it holds.
+//!
+//! Measurements made on a model are cached beside it the same way (`scores-<hash>.csv`, the hash
+//! over the measurement settings), so `--exp all` scores each model once.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use corpus::CorpusConfig;
+use transformer::data::Objective;
+use transformer::model::{NormPlacement, QkvTying};
+use transformer::training::TrainingConfig;
+use transformer::TransformerConfig;
+
+/// First 12 hex digits of SHA-256 over `value`'s JSON (struct fields in declaration order, so
+/// the same config always gives the same text).
+pub fn config_hash<T: Serialize>(value: &T) -> String {
+    let json = serde_json::to_vec(value).expect("configs serialise to JSON");
+    Sha256::digest(&json)
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// What identifies a trained transformer.
+#[derive(Serialize)]
+pub struct TransformerKey<'a> {
+    pub corpus: &'a CorpusConfig,
+    pub model: &'a TransformerConfig,
+    pub training: &'a TrainingConfig,
+    pub backend: &'a str,
+}
+
+/// A readable name for a model: the objective and every switch that is not the default.
+pub fn transformer_label(model: &TransformerConfig, training: &TrainingConfig) -> String {
+    let mut label = match training.objective {
+        Objective::Mlm => "mlm".to_string(),
+        Objective::Clm => "clm".to_string(),
+    };
+    match model.qkv {
+        QkvTying::Untied => {}
+        QkvTying::SharedQk => label.push_str("-shared-qk"),
+        QkvTying::SharedQkv => label.push_str("-shared-qkv"),
+    }
+    if model.freeze_embeddings {
+        label.push_str("-frozen-embedding");
+    }
+    if !model.tie_lm_head {
+        label.push_str("-untied-head");
+    }
+    if model.norm == NormPlacement::Post {
+        label.push_str("-post-ln");
+    }
+    label
+}
+
+/// The run directory of a transformer: `<out>/runs/<label>-seed<seed>-<hash>`.
+pub fn transformer_dir(out: &Path, key: &TransformerKey) -> PathBuf {
+    let label = transformer_label(key.model, key.training);
+    out.join("runs").join(format!(
+        "{label}-seed{}-{}",
+        key.training.seed,
+        config_hash(key)
+    ))
+}
+
+/// Writes `config.json` (the hashed key) into a run directory, once.
+pub fn record_key<T: Serialize>(dir: &Path, key: &T) -> anyhow::Result<()> {
+    let path = dir.join("config.json");
+    if path.exists() {
+        return Ok(());
+    }
+    let json = serde_json::to_string_pretty(key).expect("configs serialise to JSON");
+    corpus::io::write_atomic(&path, |w| w.write_all(json.as_bytes()))
+        .with_context(|| format!("{}: cannot write", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_parts() -> (CorpusConfig, TransformerConfig, TrainingConfig) {
+        (
+            CorpusConfig::default(),
+            TransformerConfig::new(100),
+            TrainingConfig::default(),
+        )
+    }
+
+    #[test]
+    fn the_same_config_hashes_the_same_and_any_change_moves_the_run() {
+        let (c, m, t) = key_parts();
+        let key = |m: &TransformerConfig, t: &TrainingConfig| {
+            transformer_dir(
+                Path::new("out"),
+                &TransformerKey {
+                    corpus: &c,
+                    model: m,
+                    training: t,
+                    backend: "flex",
+                },
+            )
+        };
+        let base = key(&m, &t);
+        assert_eq!(base, key(&m, &t));
+        let name = base.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(name.starts_with("mlm-seed1-") && name.len() == "mlm-seed1-".len() + 12);
+        let seed2 = TrainingConfig {
+            seed: 2,
+            ..t.clone()
+        };
+        assert_ne!(base, key(&m, &seed2));
+        let steps = TrainingConfig {
+            steps: t.steps + 1,
+            ..t.clone()
+        };
+        assert_ne!(base, key(&m, &steps));
+        let shared = m.clone().with_qkv(QkvTying::SharedQk);
+        let dir = key(&shared, &t);
+        assert!(dir.to_str().unwrap().contains("mlm-shared-qk-seed1-"));
+    }
+
+    #[test]
+    fn labels_name_every_non_default_switch() {
+        let (_, m, t) = key_parts();
+        let m = m
+            .with_qkv(QkvTying::SharedQkv)
+            .with_freeze_embeddings(true)
+            .with_tie_lm_head(false)
+            .with_norm(NormPlacement::Post);
+        let t = TrainingConfig {
+            objective: Objective::Clm,
+            ..t
+        };
+        assert_eq!(
+            transformer_label(&m, &t),
+            "clm-shared-qkv-frozen-embedding-untied-head-post-ln"
+        );
+    }
+}
