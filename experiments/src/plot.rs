@@ -224,6 +224,31 @@ fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
+/// The y extent of every point and error bar, padded.
+fn y_range(series: &[Series]) -> (f64, f64) {
+    range(series.iter().flat_map(|s| s.points.iter()).flat_map(|p| {
+        let (lo, hi) = p.2.unwrap_or((p.1, p.1));
+        [p.1, lo, hi]
+    }))
+}
+
+/// The legend, top right, over a translucent white box.
+fn draw_legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>) -> anyhow::Result<()>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 14))
+        .draw()
+        .map_err(|e| anyhow::anyhow!("drawing failed: {e:?}"))
+}
+
 fn draw_lines<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -238,10 +263,10 @@ where
     root.fill(&WHITE).map_err(err)?;
     let all = || series.iter().flat_map(|s| s.points.iter());
     let (x0, x1) = range(all().map(|p| p.0));
-    let (y0, y1) = range(all().flat_map(|p| {
-        let (lo, hi) = p.2.unwrap_or((p.1, p.1));
-        [p.1, lo, hi]
-    }));
+    let (y0, mut y1) = y_range(series);
+    // Headroom for the legend (about 22 px per entry on a 560 px figure), so it does not hide
+    // the lines.
+    y1 += (y1 - y0) * (0.06 * series.len() as f64).min(0.6);
     let mut chart = ChartBuilder::on(root)
         .caption(title, (FONT, 22))
         .margin(16)
@@ -249,8 +274,23 @@ where
         .y_label_area_size(80)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(err)?;
+    // Small integer x (layers): one tick per integer, no fractional layers on the axis.
+    let integer_x = all().all(|p| p.0.fract() == 0.0) && x1 - x0 <= 16.0;
+    let x_format = |x: &f64| {
+        if integer_x {
+            format!("{x:.0}")
+        } else {
+            format!("{x}")
+        }
+    };
     chart
         .configure_mesh()
+        .x_labels(if integer_x {
+            (x1.floor() - x0.ceil()) as usize + 1
+        } else {
+            10
+        })
+        .x_label_formatter(&x_format)
         .x_desc(x_label)
         .y_desc(y_label)
         .label_style((FONT, 15))
@@ -281,15 +321,7 @@ where
             }))
             .map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font((FONT, 15))
-        .draw()
-        .map_err(err)?;
-    Ok(())
+    draw_legend(&mut chart)
 }
 
 fn draw_bars<DB: DrawingBackend>(
@@ -304,11 +336,7 @@ where
 {
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("drawing failed: {e:?}");
     root.fill(&WHITE).map_err(err)?;
-    let all = || series.iter().flat_map(|s| s.points.iter());
-    let (mut y0, mut y1) = range(all().flat_map(|p| {
-        let (lo, hi) = p.2.unwrap_or((p.1, p.1));
-        [p.1, lo, hi]
-    }));
+    let (mut y0, mut y1) = y_range(series);
     // Bars start at 0, and the legend gets the top fifth of the plot to itself.
     y0 = y0.min(0.0);
     y1 = y1.max(0.0);
@@ -364,15 +392,7 @@ where
             }))
             .map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font((FONT, 14))
-        .draw()
-        .map_err(err)?;
-    Ok(())
+    draw_legend(&mut chart)
 }
 
 fn heat_colour(v: f64, scale: f64) -> RGBColor {
