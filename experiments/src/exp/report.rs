@@ -90,6 +90,7 @@ fn figure(md: &mut String, exp: Experiment, file: &str) {
 fn findings(src: &Sources) -> String {
     let mut md = String::new();
     let w = &mut md;
+    let _ = writeln!(w, "Numbers are mean ± sample standard deviation over seeds, then the min to max range. \"Best layer\" is the layer with the highest seed mean on the benchmark being reported: an optimistic choice for the transformer. \"Within noise\" means the seed ranges overlap.\n");
 
     let _ = writeln!(w, "### Do contextual vectors solve analogies?\n");
     match src.get(Experiment::Analogy) {
@@ -127,6 +128,25 @@ fn findings(src: &Sources) -> String {
                     );
                 }
             }
+            let sgns = t.get(ModelId::Sgns.name(), "static", None, ANALOGY, "3CosAdd");
+            let best = ["embedding", "decontextualized", "aggregated"]
+                .iter()
+                .filter_map(|r| match *r {
+                    "embedding" => t.get(MLM, r, None, ANALOGY, "3CosAdd"),
+                    _ => t.best_layer(MLM, r, ANALOGY, "3CosAdd"),
+                })
+                .max_by(|a, b| a.mean.total_cmp(&b.mean));
+            if let (Some(a), Some(b)) = (sgns, best) {
+                let label = match b.layer {
+                    Some(l) => format!("MLM {} layer {l}", b.representation),
+                    None => format!("MLM {}", b.representation),
+                };
+                let _ = writeln!(
+                    w,
+                    "- the best transformer representation against word2vec: {}",
+                    compare("word2vec SGNS", a, &label, b)
+                );
+            }
             let _ = writeln!(w);
             figure(w, Experiment::Analogy, "analogy-3cosadd");
         }
@@ -163,6 +183,39 @@ fn findings(src: &Sources) -> String {
                         a.layer.unwrap_or(0)
                     ))
                 );
+            }
+            let _ = writeln!(w);
+            for b in ["WS-353-ALL", "SIMLEX-999", "MEN-TR-3k"] {
+                if let (Some(a), Some(c)) = (
+                    t.get(ModelId::Sgns.name(), "static", None, b, "spearman"),
+                    t.best_layer(MLM, "aggregated", b, "spearman"),
+                ) {
+                    let _ = writeln!(
+                        w,
+                        "- {b}: {}",
+                        compare(
+                            "word2vec SGNS",
+                            a,
+                            &format!("MLM aggregated layer {}", c.layer.unwrap_or(0)),
+                            c
+                        )
+                    );
+                }
+                if let (Some(a), Some(c)) = (
+                    t.get(MLM, "embedding", None, b, "spearman"),
+                    t.best_layer(MLM, "aggregated", b, "spearman"),
+                ) {
+                    let _ = writeln!(
+                        w,
+                        "- {b}: {}",
+                        compare(
+                            "MLM embedding matrix",
+                            a,
+                            &format!("MLM aggregated layer {}", c.layer.unwrap_or(0)),
+                            c
+                        )
+                    );
+                }
             }
             let _ = writeln!(w);
             figure(w, Experiment::Similarity, "similarity-spearman");
