@@ -224,6 +224,13 @@ fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
+/// The title's font size: 22 px, smaller for a long title so that it fits the figure's width
+/// (DejaVu Sans averages about 0.56 em per character).
+fn title_size<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str) -> f64 {
+    let width = root.dim_in_pixel().0 as f64 - 32.0;
+    (width / (0.56 * title.chars().count().max(1) as f64)).clamp(11.0, 22.0)
+}
+
 /// The y extent of every point and error bar, padded.
 fn y_range(series: &[Series]) -> (f64, f64) {
     range(series.iter().flat_map(|s| s.points.iter()).flat_map(|p| {
@@ -268,7 +275,7 @@ where
     // the lines.
     y1 += (y1 - y0) * (0.06 * series.len() as f64).min(0.6);
     let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, 22))
+        .caption(title, (FONT, title_size(root, title)))
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(80)
@@ -343,7 +350,7 @@ where
     y1 += (y1 - y0) * 0.25;
     let n = groups.len().max(1) as f64;
     let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, 22))
+        .caption(title, (FONT, title_size(root, title)))
         .margin(16)
         .x_label_area_size(56)
         .y_label_area_size(80)
@@ -422,7 +429,9 @@ where
 {
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("drawing failed: {e:?}");
     root.fill(&WHITE).map_err(err)?;
-    let root = root.titled(title, (FONT, 22)).map_err(err)?;
+    let root = root
+        .titled(title, (FONT, title_size(root, title)))
+        .map_err(err)?;
     let areas = root.split_evenly((grid.0, grid.1));
     for (panel, area) in panels.iter().zip(areas.iter()) {
         let rows = panel.values.len().max(1);
