@@ -241,7 +241,11 @@ fn findings(src: &Sources) -> String {
             let loss = |v: ModelId| t.get(v.name(), "training", None, "training", "heldout_loss");
             for v in [ModelId::SharedQk, ModelId::SharedQkv] {
                 if let (Some(a), Some(b)) = (loss(ModelId::Mlm), loss(v)) {
-                    let _ = writeln!(w, "- loss, {}", compare("untied", a, v.label(), b));
+                    let _ = writeln!(
+                        w,
+                        "- held-out loss (lower is better), {}",
+                        compare("untied", a, v.label(), b)
+                    );
                 }
             }
             for v in variants {
@@ -298,7 +302,7 @@ fn findings(src: &Sources) -> String {
             ) {
                 let _ = writeln!(
                     w,
-                    "- held-out loss: {}",
+                    "- held-out loss (lower is better): {}",
                     compare("trained embedding", a, "frozen embedding", b)
                 );
             }
