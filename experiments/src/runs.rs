@@ -65,14 +65,16 @@ pub fn transformer_label(model: &TransformerConfig, training: &TrainingConfig) -
     label
 }
 
-/// The run directory of a transformer: `<out>/runs/<label>-seed<seed>-<hash>`.
+/// A run directory: `<out>/runs/<label>-seed<seed>-<hash of key>`.
+pub fn run_dir<T: Serialize>(out: &Path, label: &str, seed: u64, key: &T) -> PathBuf {
+    out.join("runs")
+        .join(format!("{label}-seed{seed}-{}", config_hash(key)))
+}
+
+/// The run directory of a transformer, labelled by [`transformer_label`].
 pub fn transformer_dir(out: &Path, key: &TransformerKey) -> PathBuf {
     let label = transformer_label(key.model, key.training);
-    out.join("runs").join(format!(
-        "{label}-seed{}-{}",
-        key.training.seed,
-        config_hash(key)
-    ))
+    run_dir(out, &label, key.training.seed, key)
 }
 
 /// Writes `config.json` (the hashed key) into a run directory, once.

@@ -33,6 +33,32 @@ pub struct Summary {
     pub oov: usize,
 }
 
+/// Mean, sample standard deviation (0 for one value), min and max of a non-empty sample.
+struct Spread {
+    mean: f64,
+    sd: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Spread {
+    fn of(v: &[f64]) -> Spread {
+        let k = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / k;
+        let sd = if v.len() > 1 {
+            (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1.0)).sqrt()
+        } else {
+            0.0
+        };
+        Spread {
+            mean,
+            sd,
+            min: v.iter().copied().fold(f64::INFINITY, f64::min),
+            max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+}
+
 type Key = (String, String, Option<usize>, String, String);
 
 fn key(r: &TidyRow) -> Key {
@@ -55,13 +81,7 @@ pub fn summarise(experiment: &str, rows: &[TidyRow]) -> Vec<Summary> {
         .into_iter()
         .map(|((model, representation, layer, benchmark, metric), rs)| {
             let v: Vec<f64> = rs.iter().map(|r| r.value).collect();
-            let k = v.len() as f64;
-            let mean = v.iter().sum::<f64>() / k;
-            let sd = if v.len() > 1 {
-                (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1.0)).sqrt()
-            } else {
-                0.0
-            };
+            let Spread { mean, sd, min, max } = Spread::of(&v);
             Summary {
                 experiment: experiment.into(),
                 model,
@@ -71,8 +91,8 @@ pub fn summarise(experiment: &str, rows: &[TidyRow]) -> Vec<Summary> {
                 metric,
                 mean,
                 sd,
-                min: v.iter().copied().fold(f64::INFINITY, f64::min),
-                max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                min,
+                max,
                 seeds: v.len(),
                 n: rs[0].n,
                 oov: rs[0].oov,
@@ -818,22 +838,15 @@ impl View<'_> {
                     }
                 }
             }
-            let rows: Vec<TidyRow> = by_step
-                .iter()
-                .flat_map(|(step, losses)| {
-                    losses.iter().map(move |&l| TidyRow {
-                        layer: Some(*step),
-                        value: l,
-                        ..TidyRow::template("frozen", id.name(), "training")
-                    })
-                })
-                .collect();
-            let summary = summarise("frozen", &rows);
             series.push(Series {
                 name: format!("{} held-out loss", id.label()),
-                points: summary
+                points: by_step
                     .iter()
-                    .map(|s| point(s.layer.unwrap_or(0) as f64, s))
+                    .map(|(&step, losses)| {
+                        let s = Spread::of(losses);
+                        let bar = (losses.len() > 1).then_some((s.min, s.max));
+                        (step as f64, s.mean, bar)
+                    })
                     .collect(),
             });
         }

@@ -304,12 +304,8 @@ impl Study {
 
     fn run_dir(&self, id: ModelId, seed: u64) -> PathBuf {
         if id.is_word2vec() {
-            let w = self.word2vec_config(id, seed);
-            let hash = runs::config_hash(&(&self.corpus_cfg, &w));
-            return self
-                .out
-                .join("runs")
-                .join(format!("{}-seed{seed}-{hash}", id.name()));
+            let key = (&self.corpus_cfg, &self.word2vec_config(id, seed));
+            return runs::run_dir(&self.out, id.name(), seed, &key);
         }
         let (model, training) = self.variant(id, seed);
         let key = TransformerKey {
@@ -318,17 +314,11 @@ impl Study {
             training: &training,
             backend: self.kind.name(),
         };
-        let dir = runs::transformer_dir(&self.out, &key);
         if id == ModelId::Untrained {
-            // Same initialisation as the trained run of this seed, never trained.
-            let name = dir
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .replacen("mlm", "untrained", 1);
-            return dir.with_file_name(name);
+            // The initialisation of the masked-LM run of this seed, never trained.
+            return runs::run_dir(&self.out, "untrained", seed, &key);
         }
-        dir
+        runs::transformer_dir(&self.out, &key)
     }
 
     fn word2vec_config(&self, id: ModelId, seed: u64) -> Word2VecConfig {
