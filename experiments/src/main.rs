@@ -124,6 +124,7 @@ pub struct Args {
 }
 
 fn main() -> ExitCode {
+    transformer::backend::keep_freed_memory();
     let args = Args::parse();
     let result = match args.exp {
         Experiment::CorpusStats => exp::corpus_stats::run(&args),
