@@ -13,12 +13,12 @@
 
 use std::time::Instant;
 
-use burn::optim::{AdamWConfig, GradientsParams};
-use burn::tensor::activation::log_softmax;
+use burn::optim::GradientsParams;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use rand::{RngExt, SeedableRng};
 
 use transformer::model::ModelSettings;
+use transformer::training::{self, TrainingConfig};
 
 fn main() {
     if !std::env::args().any(|a| a == "--system-malloc") {
@@ -34,14 +34,9 @@ fn main() {
     };
     let (n_words, vocab) = (22_541, 22_541 + 5);
     let (batch, seq_len, masked) = (32usize, 64usize, 307usize);
-    let d = settings.d_model;
     let device = Device::flex().autodiff();
     let mut model = settings.to_config(vocab, seq_len).init(&device);
-    let mut optim = AdamWConfig::new()
-        .with_weight_decay(0.01)
-        .with_epsilon(1e-8)
-        .with_grad_clipping(Some(burn::grad_clipping::GradientClippingConfig::Norm(1.0)))
-        .init();
+    let mut optim = training::optimizer(&TrainingConfig::default());
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
     let names = [
         "encoder forward",
@@ -55,9 +50,8 @@ fn main() {
         let ids: Vec<i64> = (0..batch * seq_len)
             .map(|_| rng.random_range(0..n_words as i64))
             .collect();
-        let positions: Vec<i64> = (0..masked as i64).map(|j| j * 6).collect();
-        let targets: Vec<i64> = (0..masked)
-            .map(|_| rng.random_range(0..n_words as i64))
+        let targets: Vec<(usize, u32)> = (0..masked)
+            .map(|j| (j * 6, rng.random_range(0..n_words as u32)))
             .collect();
         let t0 = Instant::now();
         let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [batch, seq_len]), &device);
@@ -65,13 +59,7 @@ fn main() {
         // flex runs eagerly, but reading a value back makes sure each phase is finished.
         let _ = last.clone().into_data();
         let t1 = Instant::now();
-        let positions = Tensor::<1, Int>::from_data(TensorData::new(positions, [masked]), &device);
-        let targets = Tensor::<2, Int>::from_data(TensorData::new(targets, [masked, 1]), &device);
-        let hidden = last.reshape([batch * seq_len, d]).select(0, positions);
-        let loss = log_softmax(model.lm_logits(hidden), 1)
-            .gather(1, targets)
-            .mean()
-            .neg();
+        let loss = training::target_loss(&model, last, &targets, &device);
         let _: f32 = loss.clone().into_scalar();
         let t2 = Instant::now();
         let grads = GradientsParams::from_grads(loss.backward(), &model);

@@ -169,17 +169,41 @@ pub fn batch_loss(
     let (b, t) = (batch.batch, batch.seq_len);
     let ids: Vec<i64> = batch.inputs.iter().map(|&x| x as i64).collect();
     let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, t]), device);
-    let out = model.forward(tokens, None, objective == Objective::Clm);
-    let last = out.hidden.last().unwrap().clone();
-    let d = last.dims()[2];
-    let m = batch.targets.len();
-    let positions: Vec<i64> = batch.targets.iter().map(|&(p, _)| p as i64).collect();
-    let targets: Vec<i64> = batch.targets.iter().map(|&(_, y)| y as i64).collect();
+    let mut out = model.forward(tokens, None, objective == Objective::Clm);
+    let last = out.hidden.pop().unwrap();
+    target_loss(model, last, &batch.targets, device)
+}
+
+/// Mean cross-entropy of the LM head's predictions from the last layer's hidden states
+/// `[batch, seq, d_model]` at `targets`: (flat position, target id) pairs, as in [`Batch`]. Only
+/// those positions go through the vocabulary projection.
+pub fn target_loss(
+    model: &Transformer,
+    last: Tensor<3>,
+    targets: &[(usize, u32)],
+    device: &Device,
+) -> Tensor<1> {
+    let [b, t, d] = last.dims();
+    let m = targets.len();
+    let positions: Vec<i64> = targets.iter().map(|&(p, _)| p as i64).collect();
+    let targets: Vec<i64> = targets.iter().map(|&(_, y)| y as i64).collect();
     let positions = Tensor::<1, Int>::from_data(TensorData::new(positions, [m]), device);
     let targets = Tensor::<2, Int>::from_data(TensorData::new(targets, [m, 1]), device);
     let hidden = last.reshape([b * t, d]).select(0, positions);
     let logp = log_softmax(model.lm_logits(hidden), 1);
     logp.gather(1, targets).mean().neg()
+}
+
+/// AdamW with the config's weight decay, epsilon and per-tensor gradient clipping.
+pub fn optimizer(cfg: &TrainingConfig) -> burn::optim::ModuleOptimizer {
+    AdamWConfig::new()
+        .with_weight_decay(cfg.weight_decay)
+        .with_epsilon(cfg.adam_epsilon)
+        .with_grad_clipping(
+            cfg.grad_clip
+                .map(|c| burn::grad_clipping::GradientClippingConfig::Norm(c)),
+        )
+        .init()
 }
 
 /// One optimisation step's forward and backward: the loss and the parameter gradients.
@@ -249,14 +273,7 @@ pub fn train(
             &device,
         ));
     }
-    let mut optim = AdamWConfig::new()
-        .with_weight_decay(cfg.weight_decay)
-        .with_epsilon(cfg.adam_epsilon)
-        .with_grad_clipping(
-            cfg.grad_clip
-                .map(|c| burn::grad_clipping::GradientClippingConfig::Norm(c)),
-        )
-        .init();
+    let mut optim = optimizer(cfg);
     let ckpt = run_dir.join("checkpoint");
     let mut curve = Vec::new();
     let mut start = 0;
