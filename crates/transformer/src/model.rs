@@ -241,21 +241,29 @@ pub struct EncoderOutput {
 
 impl TransformerConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.d_model == 0 || self.n_heads == 0 || self.d_model % self.n_heads != 0 {
+        self.settings().validate()?;
+        if self.max_len < 3 || self.vocab_size == 0 {
             return Err(format!(
-                "d_model ({}) must be a positive multiple of n_heads ({})",
-                self.d_model, self.n_heads
+                "vocab_size must be positive and max_len at least 3, got {} and {}",
+                self.vocab_size, self.max_len
             ));
         }
-        if self.n_layers == 0 || self.d_ff == 0 || self.max_len < 3 || self.vocab_size == 0 {
-            return Err(
-                "n_layers, d_ff, vocab_size must be positive and max_len at least 3".into(),
-            );
-        }
-        if !(0.0..1.0).contains(&self.dropout) {
-            return Err(format!("dropout must be in [0, 1), got {}", self.dropout));
-        }
         Ok(())
+    }
+
+    /// The settings a config states (everything but the vocabulary and the longest sequence).
+    pub fn settings(&self) -> ModelSettings {
+        ModelSettings {
+            d_model: self.d_model,
+            n_layers: self.n_layers,
+            n_heads: self.n_heads,
+            d_ff: self.d_ff,
+            dropout: self.dropout,
+            qkv: self.qkv,
+            norm: self.norm,
+            tie_lm_head: self.tie_lm_head,
+            freeze_embeddings: self.freeze_embeddings,
+        }
     }
 
     pub fn init(&self, device: &Device) -> Transformer {
@@ -271,7 +279,7 @@ impl TransformerConfig {
         } else {
             token_embedding
         };
-        Transformer {
+        let model = Transformer {
             token_embedding,
             position_embedding: EmbeddingConfig::new(self.max_len, self.d_model)
                 .with_initializer(small)
@@ -287,8 +295,29 @@ impl TransformerConfig {
                     .init(device)
             }),
             lm_bias: burn::module::Param::from_tensor(Tensor::zeros([self.vocab_size], device)),
+        };
+        materialize(&model);
+        model
+    }
+}
+
+/// Draws every parameter now, in module order.
+///
+/// Why: burn 0.22 initialises parameters lazily, on first access, from whatever state its
+/// random number generator is in at that moment. Left lazy, a model's initial weights would
+/// depend on what drew from the generator between `init` and first use (dropout masks, the
+/// per-step reseeding of training, the order a measurement reads the weights in), so
+/// `device.seed(s); cfg.init(..)` would not give the same weights twice. Module order equals the
+/// order a forward pass first reads the random parameters, so dropout-free models get the same
+/// weights as when they were drawn lazily.
+fn materialize(model: &Transformer) {
+    struct Touch;
+    impl burn::module::ModuleVisitor for Touch {
+        fn visit_float<const D: usize>(&mut self, param: &burn::module::Param<Tensor<D>>) {
+            let _ = param.val();
         }
     }
+    model.visit(&mut Touch);
 }
 
 impl Transformer {
@@ -372,6 +401,31 @@ impl Default for ModelSettings {
 }
 
 impl ModelSettings {
+    /// Checks every value burn can take; the message names the key (as in the `[model]` table
+    /// of a config) and the value.
+    pub fn validate(&self) -> Result<(), String> {
+        for (key, value) in [
+            ("d_model", self.d_model),
+            ("n_layers", self.n_layers),
+            ("n_heads", self.n_heads),
+            ("d_ff", self.d_ff),
+        ] {
+            if value == 0 {
+                return Err(format!("{key} must be at least 1, got 0"));
+            }
+        }
+        if self.d_model % self.n_heads != 0 {
+            return Err(format!(
+                "n_heads ({}) must divide d_model ({})",
+                self.n_heads, self.d_model
+            ));
+        }
+        if !(0.0..1.0).contains(&self.dropout) {
+            return Err(format!("dropout must be in [0, 1), got {}", self.dropout));
+        }
+        Ok(())
+    }
+
     pub fn to_config(&self, vocab_size: usize, max_len: usize) -> TransformerConfig {
         TransformerConfig::new(vocab_size)
             .with_d_model(self.d_model)

@@ -19,6 +19,7 @@ use burn::tensor::activation::log_softmax;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use serde::{Deserialize, Serialize};
 
+use crate::checkpoint::{self, Pending};
 use crate::data::{Batch, Objective, Sequences};
 use crate::model::{Transformer, TransformerConfig};
 
@@ -74,22 +75,60 @@ impl Default for TrainingConfig {
 }
 
 impl TrainingConfig {
+    /// Checks every value burn and the maths can take; the message names the key (as in the
+    /// `[training]` table of a config) and the value.
     pub fn validate(&self) -> Result<(), String> {
-        if self.steps == 0
-            || self.batch_size == 0
-            || self.eval_every == 0
-            || self.eval_batches == 0
-            || self.checkpoint_every == 0
-        {
-            return Err("steps, batch_size, eval_every, eval_batches and checkpoint_every must be at least 1".into());
+        let positive = [
+            ("steps", self.steps),
+            ("batch_size", self.batch_size),
+            ("eval_every", self.eval_every),
+            ("eval_batches", self.eval_batches),
+            ("checkpoint_every", self.checkpoint_every),
+        ];
+        for (key, value) in positive {
+            if value == 0 {
+                return Err(format!("{key} must be at least 1, got 0"));
+            }
+        }
+        if self.seq_len < 3 {
+            return Err(format!(
+                "seq_len must be at least 3 ([CLS], a word, [SEP]), got {}",
+                self.seq_len
+            ));
         }
         if !(self.lr > 0.0 && self.lr.is_finite()) {
-            return Err(format!("lr must be > 0, got {}", self.lr));
+            return Err(format!("lr must be a finite number > 0, got {}", self.lr));
         }
-        if self.heldout_fraction <= 0.0 {
-            return Err(
-                "heldout_fraction must be > 0: the held-out loss is the measure of training".into(),
-            );
+        if self.warmup_steps >= self.steps {
+            return Err(format!(
+                "warmup_steps ({}) must be less than steps ({}): the run would end before the learning rate reaches lr",
+                self.warmup_steps, self.steps
+            ));
+        }
+        if !(self.weight_decay >= 0.0 && self.weight_decay.is_finite()) {
+            return Err(format!(
+                "weight_decay must be a finite number >= 0, got {}",
+                self.weight_decay
+            ));
+        }
+        if !(self.adam_epsilon > 0.0 && self.adam_epsilon.is_finite()) {
+            return Err(format!(
+                "adam_epsilon must be a finite number > 0 (it divides the update), got {}",
+                self.adam_epsilon
+            ));
+        }
+        if let Some(c) = self.grad_clip {
+            if !(c > 0.0 && c.is_finite()) {
+                return Err(format!(
+                    "grad_clip must be a finite number > 0 (leave it out for no clipping), got {c}"
+                ));
+            }
+        }
+        if !(self.heldout_fraction > 0.0 && self.heldout_fraction < 1.0) {
+            return Err(format!(
+                "heldout_fraction must be in (0, 1), got {}: the held-out loss is the measure of training",
+                self.heldout_fraction
+            ));
         }
         Ok(())
     }
@@ -109,7 +148,7 @@ impl TrainingConfig {
 
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {
-    #[error("invalid training config: {0}")]
+    #[error("invalid config: {0}")]
     Config(String),
     #[error("training stopped at step {step}: the loss is {loss}; the last good checkpoint ({checkpoint}) is kept. Lower lr or raise warmup_steps")]
     NonFiniteLoss {
@@ -117,8 +156,19 @@ pub enum TrainError {
         loss: f32,
         checkpoint: String,
     },
+    #[error("training stopped at step {step}: parameter {param} holds {value} after the update; nothing non-finite is saved, the last good checkpoint ({checkpoint}) is kept. Lower lr or raise warmup_steps")]
+    NonFiniteWeights {
+        step: usize,
+        param: String,
+        value: f32,
+        checkpoint: String,
+    },
     #[error("{path}: checkpoint: {message}")]
     Checkpoint { path: PathBuf, message: String },
+    #[error(
+        "{path}: run directory in use by {holder}; wait for it to finish, or use another --out"
+    )]
+    InUse { path: PathBuf, holder: String },
 }
 
 /// One point of the loss curve.
@@ -133,24 +183,7 @@ pub struct CurvePoint {
     pub tokens_per_second: f64,
 }
 
-/// `state.json` of a checkpoint. The loss curve goes beside it in `curve.csv`: JSON would not
-/// give the losses back bit for bit, and a resumed run's curve must equal the uninterrupted one's.
-#[derive(Serialize, Deserialize)]
-struct CheckpointState {
-    step: usize,
-    model: TransformerConfigRecord,
-    training: TrainingConfig,
-}
-
-/// The model config as recorded in a checkpoint (resume refuses a different one).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TransformerConfigRecord(pub serde_json::Value);
-
-impl From<&TransformerConfig> for TransformerConfigRecord {
-    fn from(c: &TransformerConfig) -> Self {
-        TransformerConfigRecord(serde_json::to_value(c).expect("config serialises"))
-    }
-}
+pub use crate::checkpoint::TransformerConfigRecord;
 
 pub struct TrainOutcome {
     pub model: Transformer,
@@ -243,11 +276,29 @@ pub struct RunControl {
     /// Stop (with a checkpoint) after this step even if `steps` is further: a time-boxed run
     /// that a later `resume` continues as if it had never stopped.
     pub stop_at: Option<usize>,
+    /// Show progress on stderr: a bar on a terminal, else a plain line every
+    /// [`PROGRESS_EVERY`] and at every held-out evaluation (a log file shows the run moving).
     pub progress: bool,
 }
 
+/// How often a run whose stderr is not a terminal prints a progress line.
+pub const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The seed of burn's random number generator for step `step`: dropout draws from that
+/// generator, so reseeding it per step makes every step's dropout masks a function of
+/// (seed, step) alone, like its batch. Seeded once per run instead, a resumed run would draw
+/// from a generator that had not seen the interrupted run's steps, and part from it at the
+/// first step after the checkpoint (that was the resume bug with dropout on).
+pub fn step_seed(seed: u64, step: usize) -> u64 {
+    // splitmix64 of a mix of both: neighbouring steps get unrelated streams.
+    let mut z = seed ^ (step as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// Trains `model_cfg` on `data` on `device` (autodiff is added here), writing checkpoints under
-/// `run_dir/checkpoint`.
+/// `run_dir/checkpoint`. Holds `run_dir`'s lock while it runs.
 pub fn train(
     model_cfg: &TransformerConfig,
     cfg: &TrainingConfig,
@@ -261,8 +312,12 @@ pub fn train(
         stop_at,
         progress,
     } = control;
-    cfg.validate().map_err(TrainError::Config)?;
-    model_cfg.validate().map_err(TrainError::Config)?;
+    cfg.validate()
+        .map_err(|e| TrainError::Config(format!("[training] {e}")))?;
+    model_cfg
+        .validate()
+        .map_err(|e| TrainError::Config(format!("[model] {e}")))?;
+    let _lock = checkpoint::lock(run_dir)?;
     let device = device.clone().autodiff();
     device.seed(cfg.seed);
     let mut model = model_cfg.init(&device);
@@ -275,14 +330,19 @@ pub fn train(
     }
     let mut optim = optimizer(cfg);
     let ckpt = run_dir.join("checkpoint");
+    if let Some(what) = checkpoint::recover(&ckpt)? {
+        eprintln!("{}: {what}", run_dir.display());
+    }
     let mut curve = Vec::new();
     let mut start = 0;
+    let mut pending = Pending::default();
     if resume && ckpt.join("state.json").exists() {
-        let (m, o, state, c) = load_checkpoint(&ckpt, model, optim, model_cfg, cfg)?;
-        model = m;
-        optim = o;
-        start = state.step;
-        curve = c;
+        let loaded = checkpoint::load(&ckpt, model, optim, model_cfg, cfg)?;
+        model = loaded.model;
+        optim = loaded.optim;
+        start = loaded.state.step;
+        pending = loaded.state.pending;
+        curve = loaded.curve;
     }
     let resumed_from = start;
     let mut last_checkpoint = if start > 0 {
@@ -291,24 +351,21 @@ pub fn train(
         "none".to_string()
     };
 
-    let bar = if progress {
-        indicatif::ProgressBar::new(cfg.steps as u64)
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} steps  {msg}  eta {eta}")
-            .unwrap(),
-    );
-    bar.set_position(start as u64);
+    let mut report = Progress::new(progress, cfg.steps, start);
     let tokens_per_step = (cfg.batch_size * cfg.seq_len) as f64;
-    let (mut since, mut loss_sum, mut n_sum) = (Instant::now(), 0.0f64, 0usize);
+    // The train loss is averaged over the steps since the last curve row; a resumed run carries
+    // the sum in progress over from its checkpoint (bit for bit), and its seconds.
+    let mut loss_sum = f64::from_bits(pending.loss_sum_bits);
+    let mut n_sum = pending.steps;
+    let mut seconds_before = pending.seconds;
+    let mut since = Instant::now();
     let end = stop_at.map_or(cfg.steps, |s| s.min(cfg.steps));
     for step in start..end {
         let batch = data.train_batch(cfg.objective, cfg.batch_size, step, cfg.seed);
+        device.seed(step_seed(cfg.seed, step));
         let (loss, grads) = train_step(&model, &batch, cfg.objective, &device);
         if !loss.is_finite() {
-            bar.abandon();
+            report.abandon();
             return Err(TrainError::NonFiniteLoss {
                 step,
                 loss,
@@ -320,11 +377,20 @@ pub fn train(
         loss_sum += loss as f64;
         n_sum += 1;
         let done = step + 1;
-        bar.set_position(done as u64);
+        let elapsed = seconds_before + since.elapsed().as_secs_f64();
+        let tps = tokens_per_step * n_sum as f64 / elapsed.max(1e-9);
+        let mut heldout_now = None;
         if done % cfg.eval_every == 0 || done == cfg.steps {
-            let tps = tokens_per_step * n_sum as f64 / since.elapsed().as_secs_f64();
             let train_loss = loss_sum / n_sum as f64;
             let heldout = heldout_loss(&model, data, cfg);
+            if !heldout.is_finite() {
+                report.abandon();
+                return Err(TrainError::NonFiniteLoss {
+                    step: done,
+                    loss: heldout as f32,
+                    checkpoint: last_checkpoint,
+                });
+            }
             for (split, l) in [("train", train_loss), ("heldout", heldout)] {
                 curve.push(CurvePoint {
                     step: done,
@@ -335,17 +401,26 @@ pub fn train(
                     tokens_per_second: tps,
                 });
             }
-            bar.set_message(format!(
-                "loss {train_loss:.3}  held-out {heldout:.3}  {tps:.0} tok/s  lr {lr:.2e}"
-            ));
-            (since, loss_sum, n_sum) = (Instant::now(), 0.0, 0);
+            heldout_now = Some(heldout);
+            (since, seconds_before, loss_sum, n_sum) = (Instant::now(), 0.0, 0.0, 0);
         }
+        report.step(done, loss, heldout_now, tps, lr);
         if done % cfg.checkpoint_every == 0 || done == end {
-            save_checkpoint(&ckpt, &model, &optim, model_cfg, cfg, done, &curve)?;
+            let pending = Pending {
+                loss_sum_bits: loss_sum.to_bits(),
+                steps: n_sum,
+                seconds: seconds_before + since.elapsed().as_secs_f64(),
+            };
+            let saved =
+                checkpoint::save(&ckpt, &model, &optim, model_cfg, cfg, done, pending, &curve);
+            if let Err(e) = saved {
+                report.abandon();
+                return Err(e);
+            }
             last_checkpoint = format!("step {done}");
         }
     }
-    bar.finish_and_clear();
+    report.finish();
     Ok(TrainOutcome {
         model,
         curve,
@@ -353,102 +428,80 @@ pub fn train(
     })
 }
 
-fn ckpt_err(path: &Path, message: impl ToString) -> TrainError {
-    TrainError::Checkpoint {
-        path: path.to_owned(),
-        message: message.to_string(),
+/// Progress on stderr: indicatif's bar on a terminal; on a file or pipe (where the bar hides
+/// itself) a plain line every [`PROGRESS_EVERY`] and at each held-out evaluation.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    plain: bool,
+    steps: usize,
+    started: Instant,
+    first_step: usize,
+    last_line: Instant,
+}
+
+impl Progress {
+    fn new(enabled: bool, steps: usize, start: usize) -> Progress {
+        use std::io::IsTerminal;
+        let terminal = std::io::stderr().is_terminal();
+        let bar = (enabled && terminal).then(|| {
+            let bar = indicatif::ProgressBar::new(steps as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:30} {pos}/{len} steps  {msg}  eta {eta}",
+                )
+                .unwrap(),
+            );
+            bar.set_position(start as u64);
+            bar
+        });
+        Progress {
+            bar,
+            plain: enabled && !terminal,
+            steps,
+            started: Instant::now(),
+            first_step: start,
+            last_line: Instant::now(),
+        }
+    }
+
+    fn step(&mut self, done: usize, loss: f32, heldout: Option<f64>, tps: f64, lr: f64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(done as u64);
+            if let Some(h) = heldout {
+                bar.set_message(format!(
+                    "loss {loss:.3}  held-out {h:.3}  {tps:.0} tok/s  lr {lr:.2e}"
+                ));
+            }
+        }
+        if self.plain && (heldout.is_some() || self.last_line.elapsed() >= PROGRESS_EVERY) {
+            let per_step =
+                self.started.elapsed().as_secs_f64() / (done - self.first_step).max(1) as f64;
+            let eta = per_step * (self.steps - done) as f64;
+            let held = heldout.map_or(String::new(), |h| format!(" held-out {h:.4}"));
+            eprintln!(
+                "step {done}/{} loss {loss:.4}{held} {tps:.0} tok/s lr {lr:.2e} eta {}",
+                self.steps,
+                clock(eta)
+            );
+            self.last_line = Instant::now();
+        }
+    }
+
+    fn abandon(&self) {
+        if let Some(bar) = &self.bar {
+            bar.abandon();
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
     }
 }
 
-/// Writes the checkpoint to a fresh directory, then swaps it in: a crash leaves either the old or
-/// the new checkpoint complete, never a mix.
-fn save_checkpoint(
-    dir: &Path,
-    model: &Transformer,
-    optim: &burn::optim::ModuleOptimizer,
-    model_cfg: &TransformerConfig,
-    cfg: &TrainingConfig,
-    step: usize,
-    curve: &[CurvePoint],
-) -> Result<(), TrainError> {
-    let tmp = dir.with_extension("tmp");
-    let old = dir.with_extension("old");
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(|e| ckpt_err(&tmp, e))?;
-    model
-        .clone()
-        .save_file(tmp.join("model.bpk"))
-        .map_err(|e| ckpt_err(&tmp, e))?;
-    optim
-        .save(tmp.join("optimizer.bpk"))
-        .map_err(|e| ckpt_err(&tmp, e))?;
-    let state = CheckpointState {
-        step,
-        model: model_cfg.into(),
-        training: cfg.clone(),
-    };
-    std::fs::write(
-        tmp.join("state.json"),
-        serde_json::to_string_pretty(&state).unwrap(),
-    )
-    .map_err(|e| ckpt_err(&tmp, e))?;
-    let mut w = csv::Writer::from_path(tmp.join("curve.csv")).map_err(|e| ckpt_err(&tmp, e))?;
-    for point in curve {
-        w.serialize(point).map_err(|e| ckpt_err(&tmp, e))?;
-    }
-    w.flush().map_err(|e| ckpt_err(&tmp, e))?;
-    let _ = std::fs::remove_dir_all(&old);
-    if dir.exists() {
-        std::fs::rename(dir, &old).map_err(|e| ckpt_err(dir, e))?;
-    }
-    std::fs::rename(&tmp, dir).map_err(|e| ckpt_err(dir, e))?;
-    let _ = std::fs::remove_dir_all(&old);
-    Ok(())
-}
-
-fn load_checkpoint(
-    dir: &Path,
-    model: Transformer,
-    optim: burn::optim::ModuleOptimizer,
-    model_cfg: &TransformerConfig,
-    cfg: &TrainingConfig,
-) -> Result<
-    (
-        Transformer,
-        burn::optim::ModuleOptimizer,
-        CheckpointState,
-        Vec<CurvePoint>,
-    ),
-    TrainError,
-> {
-    let text = std::fs::read_to_string(dir.join("state.json"))
-        .map_err(|e| ckpt_err(&dir.join("state.json"), e))?;
-    let state: CheckpointState =
-        serde_json::from_str(&text).map_err(|e| ckpt_err(&dir.join("state.json"), e))?;
-    if state.model != model_cfg.into() {
-        return Err(ckpt_err(
-            dir,
-            "the model config differs from the checkpoint's; use a new run directory",
-        ));
-    }
-    if state.training != *cfg {
-        // Even `steps` may not change: the learning-rate schedule depends on it.
-        return Err(ckpt_err(
-            dir,
-            "the training config differs from the checkpoint's; use a new run directory",
-        ));
-    }
-    let record = burn::store::ModuleRecord::load(dir.join("model.bpk"))
-        .map_err(|e| ckpt_err(&dir.join("model.bpk"), e))?;
-    let model = model
-        .try_load_record(record)
-        .map_err(|e| ckpt_err(&dir.join("model.bpk"), e))?;
-    let optim = optim
-        .load(dir.join("optimizer.bpk"))
-        .map_err(|e| ckpt_err(&dir.join("optimizer.bpk"), e))?;
-    let curve_path = dir.join("curve.csv");
-    let curve = csv::Reader::from_path(&curve_path)
-        .and_then(|mut r| r.deserialize().collect::<Result<Vec<CurvePoint>, _>>())
-        .map_err(|e| ckpt_err(&curve_path, e))?;
-    Ok((model, optim, state, curve))
+/// Seconds as `h:mm:ss`.
+fn clock(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }

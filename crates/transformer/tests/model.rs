@@ -341,6 +341,23 @@ fn a_diverging_run_stops_and_keeps_the_last_good_checkpoint() {
     let _ = Objective::Mlm;
 }
 
+#[test]
+fn init_draws_every_weight_at_once_whatever_draws_come_after() {
+    let _serial = serial();
+    // burn draws parameters lazily; `init` forces them, so what is drawn between init and first
+    // use (dropout, another model, a reseed) cannot change a model's initial weights.
+    let device = Device::flex();
+    let cfg = tiny(50);
+    device.seed(7);
+    let first = cfg.init(&device);
+    device.seed(12345);
+    let _noise = Tensor::<2>::random([64, 64], burn::tensor::Distribution::Default, &device);
+    let _other = cfg.init(&device);
+    device.seed(7);
+    let second = cfg.init(&device);
+    assert_eq!(params(&first), params(&second));
+}
+
 /// burn's random number generator is one per backend, shared by every thread: a test that seeds
 /// it and then initialises a model gets other values when another test draws in between. The
 /// tests in this file that seed (and those that draw) therefore run one at a time.

@@ -1,0 +1,454 @@
+//! Training state: a resumed run is the uninterrupted run (same curve, bit-identical weights)
+//! wherever it stopped, with or without dropout, on flex and ndarray; nothing non-finite is
+//! saved; a crash in the middle of a checkpoint swap is recovered from; two processes cannot
+//! train in one run directory.
+
+use std::path::Path;
+
+use burn::module::Param;
+use burn::tensor::{Device, Tensor};
+use corpus::{Corpus, CorpusConfig, Preset};
+use transformer::checkpoint::{self, Pending};
+use transformer::data::Sequences;
+use transformer::training::{train, CurvePoint, RunControl, TrainError, TrainingConfig};
+use transformer::TransformerConfig;
+
+fn corpus() -> Corpus {
+    let text: String = (0..3000)
+        .map(|i| format!("w{} ", (i * 7 + i / 13) % 40))
+        .collect();
+    let cfg = CorpusConfig {
+        path: "m".into(),
+        preset: Preset::Text8,
+        lowercase: false,
+        min_count: 1,
+        max_size: None,
+        chunk_len: 1000,
+    };
+    Corpus::from_text(&text, Path::new("m"), &cfg).unwrap()
+}
+
+fn model(vocab: usize, dropout: f64) -> TransformerConfig {
+    TransformerConfig::new(vocab)
+        .with_d_model(16)
+        .with_n_layers(2)
+        .with_n_heads(2)
+        .with_d_ff(32)
+        .with_max_len(12)
+        .with_dropout(dropout)
+}
+
+fn training(steps: usize) -> TrainingConfig {
+    TrainingConfig {
+        steps,
+        batch_size: 4,
+        seq_len: 12,
+        lr: 1e-2,
+        warmup_steps: 1,
+        // Evaluations at 3, 6, 9 and the end; stops fall between them, so a resumed run must
+        // carry the train-loss average in progress.
+        eval_every: 3,
+        eval_batches: 1,
+        checkpoint_every: 100,
+        heldout_fraction: 0.05,
+        ..Default::default()
+    }
+}
+
+/// Every float parameter, by module path, as bits.
+fn weights(model: &transformer::Transformer) -> Vec<(String, Vec<u32>)> {
+    let all: Vec<(String, Vec<u32>)> = checkpoint::parameters(model)
+        .into_iter()
+        .map(|(path, t)| {
+            (
+                path,
+                t.into_data().iter::<f32>().map(f32::to_bits).collect(),
+            )
+        })
+        .collect();
+    assert!(all.len() > 10, "visited {} parameters", all.len());
+    assert!(
+        all.iter()
+            .any(|(p, _)| p == "blocks.1.attention.query.weight"),
+        "{:?}",
+        all.iter().map(|a| &a.0).collect::<Vec<_>>()
+    );
+    all
+}
+
+fn curve(c: &[CurvePoint]) -> Vec<(usize, String, u64)> {
+    c.iter()
+        .map(|p| (p.step, p.split.clone(), p.loss.to_bits()))
+        .collect()
+}
+
+#[test]
+fn resume_is_exact_wherever_the_run_stopped_with_and_without_dropout() {
+    let _serial = serial();
+    let corpus = corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    #[allow(deprecated)]
+    let devices = [("flex", Device::flex()), ("ndarray", Device::ndarray())];
+    for (backend, device) in devices {
+        for dropout in [0.0, 0.2] {
+            let cfg = model(corpus.vocab.len_with_specials(), dropout);
+            let tc = training(10);
+            let straight_dir = tempfile::tempdir().unwrap();
+            let straight = train(
+                &cfg,
+                &tc,
+                &data,
+                &device,
+                straight_dir.path(),
+                RunControl::default(),
+            )
+            .unwrap();
+            assert_eq!(straight.curve.len(), 8, "rows at 3, 6, 9, 10");
+            for stop in [1, 4, 8] {
+                let dir = tempfile::tempdir().unwrap();
+                let first = RunControl {
+                    stop_at: Some(stop),
+                    ..Default::default()
+                };
+                train(&cfg, &tc, &data, &device, dir.path(), first).unwrap();
+                let resumed = train(
+                    &cfg,
+                    &tc,
+                    &data,
+                    &device,
+                    dir.path(),
+                    RunControl {
+                        resume: true,
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
+                let what = format!("{backend}, dropout {dropout}, stopped after step {stop}");
+                assert_eq!(resumed.resumed_from, stop, "{what}");
+                assert_eq!(curve(&resumed.curve), curve(&straight.curve), "{what}");
+                assert_eq!(weights(&resumed.model), weights(&straight.model), "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn dropout_draws_differ_between_steps_and_seeds() {
+    // The per-step seed must not give every step (or every run) the same dropout mask.
+    use transformer::training::step_seed;
+    let seeds: std::collections::HashSet<u64> = (0..1000)
+        .flat_map(|step| [step_seed(1, step), step_seed(2, step)])
+        .collect();
+    assert_eq!(seeds.len(), 2000);
+}
+
+#[test]
+fn non_finite_weights_are_never_saved_and_the_last_good_checkpoint_stays() {
+    let _serial = serial();
+    let corpus = corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    let device = Device::flex();
+    let cfg = model(corpus.vocab.len_with_specials(), 0.0);
+    let tc = TrainingConfig {
+        checkpoint_every: 2,
+        ..training(6)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ckpt = dir.path().join("checkpoint");
+    let stopped = RunControl {
+        stop_at: Some(2),
+        ..Default::default()
+    };
+    let out = train(&cfg, &tc, &data, &device, dir.path(), stopped).unwrap();
+    assert_eq!(checkpoint::step(&ckpt), Some(2));
+    // The same model with one NaN, saved as if it were step 3: refused, naming the parameter.
+    let mut poisoned = out.model.clone();
+    let mut bias = vec![0.0f32; cfg.vocab_size];
+    bias[5] = f32::NAN;
+    poisoned.lm_bias = Param::from_tensor(Tensor::from_floats(
+        bias.as_slice(),
+        &device.clone().autodiff(),
+    ));
+    let optim = transformer::training::optimizer(&tc);
+    let err = checkpoint::save(
+        &ckpt,
+        &poisoned,
+        &optim,
+        &cfg,
+        &tc,
+        3,
+        Pending::default(),
+        &out.curve,
+    )
+    .unwrap_err();
+    match &err {
+        TrainError::NonFiniteWeights {
+            param, checkpoint, ..
+        } => {
+            assert_eq!(param, "lm_bias");
+            assert_eq!(checkpoint, "step 2");
+        }
+        e => panic!("wrong error: {e}"),
+    }
+    assert_eq!(
+        checkpoint::step(&ckpt),
+        Some(2),
+        "the good checkpoint was replaced"
+    );
+    // And the run continues from it.
+    let resumed = train(
+        &cfg,
+        &tc,
+        &data,
+        &device,
+        dir.path(),
+        RunControl {
+            resume: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(resumed.resumed_from, 2);
+
+    // End to end: an lr so large that the first update leaves infinities in the weights while
+    // the loss it was computed from is finite. Nothing is written.
+    let dir = tempfile::tempdir().unwrap();
+    let diverging = TrainingConfig {
+        lr: 1e39,
+        grad_clip: None,
+        checkpoint_every: 1,
+        ..training(6)
+    };
+    match train(
+        &cfg,
+        &diverging,
+        &data,
+        &device,
+        dir.path(),
+        RunControl::default(),
+    ) {
+        Err(TrainError::NonFiniteWeights {
+            step: 1,
+            checkpoint,
+            ..
+        }) => assert_eq!(checkpoint, "none"),
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("a run at lr 1e39 finished"),
+    }
+    assert!(checkpoint::step(&dir.path().join("checkpoint")).is_none());
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+#[test]
+fn a_crash_between_the_two_renames_is_recovered_from() {
+    let _serial = serial();
+    let corpus = corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    let device = Device::flex();
+    let cfg = model(corpus.vocab.len_with_specials(), 0.0);
+    let tc = training(10);
+    let stop = |k| RunControl {
+        stop_at: Some(k),
+        ..Default::default()
+    };
+    let resume = RunControl {
+        resume: true,
+        ..Default::default()
+    };
+    // Checkpoints of the same run at steps 4 and 6.
+    let at4 = tempfile::tempdir().unwrap();
+    train(&cfg, &tc, &data, &device, at4.path(), stop(4)).unwrap();
+    let at6 = tempfile::tempdir().unwrap();
+    train(&cfg, &tc, &data, &device, at6.path(), stop(6)).unwrap();
+    let straight = train(
+        &cfg,
+        &tc,
+        &data,
+        &device,
+        tempfile::tempdir().unwrap().path(),
+        RunControl::default(),
+    )
+    .unwrap();
+
+    // Crash after `checkpoint` -> `checkpoint.old`, before `.tmp` -> `checkpoint`: the
+    // finished .tmp (step 6) is newer than .old (step 4) and wins.
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &at4.path().join("checkpoint"),
+        &dir.path().join("checkpoint.old"),
+    );
+    copy_dir(
+        &at6.path().join("checkpoint"),
+        &dir.path().join("checkpoint.tmp"),
+    );
+    let out = train(&cfg, &tc, &data, &device, dir.path(), resume).unwrap();
+    assert_eq!(out.resumed_from, 6);
+    assert_eq!(weights(&out.model), weights(&straight.model));
+
+    // Crash while .tmp was being written (no state.json yet): .old is the checkpoint.
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &at4.path().join("checkpoint"),
+        &dir.path().join("checkpoint.old"),
+    );
+    copy_dir(
+        &at6.path().join("checkpoint"),
+        &dir.path().join("checkpoint.tmp"),
+    );
+    std::fs::remove_file(dir.path().join("checkpoint.tmp/state.json")).unwrap();
+    let out = train(&cfg, &tc, &data, &device, dir.path(), resume).unwrap();
+    assert_eq!(out.resumed_from, 4);
+    assert_eq!(weights(&out.model), weights(&straight.model));
+    assert_eq!(curve(&out.curve), curve(&straight.curve));
+}
+
+#[test]
+fn a_second_process_in_the_same_run_directory_is_refused() {
+    let _serial = serial();
+    let corpus = corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    let device = Device::flex();
+    let cfg = model(corpus.vocab.len_with_specials(), 0.0);
+    let dir = tempfile::tempdir().unwrap();
+    let held = checkpoint::lock(dir.path()).unwrap();
+    let err = train(
+        &cfg,
+        &training(4),
+        &data,
+        &device,
+        dir.path(),
+        RunControl::default(),
+    )
+    .err()
+    .unwrap();
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&format!(
+            "run directory in use by process {}",
+            std::process::id()
+        )),
+        "{msg}"
+    );
+    assert!(!dir.path().join("checkpoint").exists());
+    drop(held);
+    train(
+        &cfg,
+        &training(4),
+        &data,
+        &device,
+        dir.path(),
+        RunControl::default(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn configs_burn_cannot_take_are_refused_naming_the_key() {
+    let base = training(10);
+    let cases: Vec<(TrainingConfig, &str)> = vec![
+        (
+            TrainingConfig {
+                warmup_steps: 10,
+                ..base.clone()
+            },
+            "warmup_steps (10) must be less than steps (10)",
+        ),
+        (
+            TrainingConfig {
+                grad_clip: Some(-1.0),
+                ..base.clone()
+            },
+            "grad_clip must be a finite number > 0",
+        ),
+        (
+            TrainingConfig {
+                weight_decay: -0.1,
+                ..base.clone()
+            },
+            "weight_decay must be a finite number >= 0",
+        ),
+        (
+            TrainingConfig {
+                adam_epsilon: 0.0,
+                ..base.clone()
+            },
+            "adam_epsilon must be a finite number > 0",
+        ),
+        (
+            TrainingConfig {
+                batch_size: 0,
+                ..base.clone()
+            },
+            "batch_size must be at least 1",
+        ),
+        (
+            TrainingConfig {
+                lr: f64::NAN,
+                ..base.clone()
+            },
+            "lr must be a finite number > 0",
+        ),
+        (
+            TrainingConfig {
+                heldout_fraction: 1.0,
+                ..base.clone()
+            },
+            "heldout_fraction must be in (0, 1)",
+        ),
+    ];
+    for (tc, needle) in cases {
+        let e = tc.validate().unwrap_err();
+        assert!(e.contains(needle), "{e}");
+    }
+    assert!(base.validate().is_ok());
+    let m = model(50, 0.0).settings();
+    use transformer::model::ModelSettings;
+    let models: Vec<(ModelSettings, &str)> = vec![
+        (
+            ModelSettings {
+                dropout: 1.0,
+                ..m.clone()
+            },
+            "dropout must be in [0, 1), got 1",
+        ),
+        (
+            ModelSettings {
+                dropout: -0.1,
+                ..m.clone()
+            },
+            "dropout must be in [0, 1)",
+        ),
+        (
+            ModelSettings {
+                n_heads: 3,
+                ..m.clone()
+            },
+            "n_heads (3) must divide d_model (16)",
+        ),
+        (
+            ModelSettings {
+                d_ff: 0,
+                ..m.clone()
+            },
+            "d_ff must be at least 1",
+        ),
+    ];
+    for (ms, needle) in models {
+        let e = ms.validate().unwrap_err();
+        assert!(e.contains(needle), "{e}");
+    }
+}
+
+/// burn's random number generator is one per backend, shared by every thread; the tests that
+/// seed it run one at a time.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
