@@ -3,7 +3,7 @@
 # side in one run: the same model (experiments/configs/train.toml's shape, dropout 0), the same
 # [32, 64] batch shape, forward + backward of mean(h_N^2) and a full masked-LM AdamW step.
 # Writes results/bench/transformer.csv and prints the burn/PyTorch ratios.
-# Needs PyTorch (`pip install torch`). EMBEDLAB_DEVICE_NAME names the wgpu device in the CSV.
+# Needs PyTorch (`pip install torch`). The CSV names the wgpu adapter wgpu reports (EMBEDLAB_DEVICE_NAME overrides it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/embedlab/target}"

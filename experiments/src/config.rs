@@ -32,6 +32,24 @@ pub fn load<C: DeserializeOwned + Default>(
     Ok((config, Some(path)))
 }
 
+/// Checks the transformer settings of a config before anything is created on disk; an error
+/// names the file (or "defaults") and the key, e.g. `paper.toml: [model] dropout must be ...`.
+pub fn check_transformer(
+    path: Option<&Path>,
+    model: &transformer::model::ModelSettings,
+    training: &transformer::training::TrainingConfig,
+) -> anyhow::Result<()> {
+    let source = path.map_or("the built-in defaults".to_string(), |p| {
+        p.display().to_string()
+    });
+    model
+        .validate()
+        .map_err(|e| anyhow::anyhow!("{source}: [model] {e}"))?;
+    training
+        .validate()
+        .map_err(|e| anyhow::anyhow!("{source}: [training] {e}"))
+}
+
 /// Reads one config file, following `extends`.
 pub fn load_file<C: DeserializeOwned>(path: &Path) -> anyhow::Result<C> {
     let table = read_merged(path, 0)?;
@@ -135,5 +153,27 @@ mod tests {
         std::fs::write(&cyclic, "x = 2\n").unwrap();
         let e = format!("{:#}", load_file::<Outer>(&child).unwrap_err());
         assert!(e.contains("unknown field `c`"), "{e}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// Any text as a config file: a config or an error naming the file, never a panic.
+        #[test]
+        fn any_config_text_is_a_config_or_an_error_naming_the_file(
+            text in "[a-z_\\[\\]=\". 0-9\n-]{0,120}"
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("fuzz.toml");
+            std::fs::write(&path, &text).unwrap();
+            if let Err(e) = load_file::<crate::exp::train::Config>(&path) {
+                let msg = format!("{e:#}");
+                proptest::prop_assert!(msg.contains("fuzz.toml"), "{}", msg);
+            }
+            if let Err(e) = load_file::<crate::exp::study::Config>(&path) {
+                let msg = format!("{e:#}");
+                proptest::prop_assert!(msg.contains("fuzz.toml"), "{}", msg);
+            }
+        }
     }
 }

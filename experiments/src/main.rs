@@ -12,7 +12,8 @@ mod runs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Experiment {
@@ -123,9 +124,108 @@ pub struct Args {
     pub topn: usize,
 }
 
+impl Experiment {
+    /// The flags this experiment reads (besides `--exp`). Any other flag given on the command
+    /// line is refused: a flag that does nothing must not look as if it had done something.
+    pub fn flags(self) -> &'static [&'static str] {
+        use Experiment::*;
+        const PAPER: &[&str] = &[
+            "config",
+            "corpus",
+            "out",
+            "seed",
+            "backend",
+            "quick",
+            "similarity",
+        ];
+        match self {
+            CorpusStats => &["config", "corpus", "out"],
+            Word2vec => &[
+                "config",
+                "corpus",
+                "out",
+                "seed",
+                "quick",
+                "threads",
+                "similarity",
+            ],
+            Train => &[
+                "config",
+                "corpus",
+                "out",
+                "seed",
+                "backend",
+                "quick",
+                "objective",
+                "resume",
+            ],
+            Eval => &["config", "out", "vectors", "similarity"],
+            Neighbours => &["vectors", "word", "topn"],
+            Bench => &["corpus", "out", "seed", "quick"],
+            BenchWord2vec => &[
+                "config", "corpus", "out", "seed", "quick", "threads", "model",
+            ],
+            BenchTransformer => &["out", "seed", "backend", "quick"],
+            Backends => &["config", "corpus", "out", "seed", "backend", "quick"],
+            Analogy | Similarity | Layers | Qkv | Frozen | Objective | Contextuality | All => PAPER,
+            Report => &["out", "quick"],
+            CheckOutputs => &["out"],
+        }
+    }
+
+    /// Whether the experiment writes under `--out` (checked before any work starts).
+    fn writes(self) -> bool {
+        !matches!(self, Experiment::Neighbours | Experiment::CheckOutputs)
+    }
+}
+
+/// Flags given on the command line that `exp` does not read.
+fn unused_flags(exp: Experiment, matches: &clap::ArgMatches) -> Vec<String> {
+    Args::command()
+        .get_arguments()
+        .map(|a| a.get_id().as_str().to_string())
+        .filter(|id| id != "exp" && !exp.flags().contains(&id.as_str()))
+        .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+        .map(|id| format!("--{id}"))
+        .collect()
+}
+
 fn main() -> ExitCode {
     transformer::backend::keep_freed_memory();
-    let args = Args::parse();
+    let matches = Args::command().get_matches();
+    let args = match Args::from_arg_matches(&matches) {
+        Ok(a) => a,
+        Err(e) => e.exit(),
+    };
+    let unused = unused_flags(args.exp, &matches);
+    if !unused.is_empty() {
+        let name = args
+            .exp
+            .to_possible_value()
+            .map(|v| v.get_name().to_string());
+        eprintln!(
+            "error: --exp {} does not use {}; it reads only {}",
+            name.unwrap_or_default(),
+            unused.join(", "),
+            args.exp
+                .flags()
+                .iter()
+                .map(|f| format!("--{f}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return ExitCode::from(2);
+    }
+    // The backend this run computes on becomes burn's default device, so that nothing burn
+    // creates "by default" (a loaded optimiser state) lands on another backend. Experiments that
+    // compare every backend pin the default one, flex, unless one is named.
+    transformer::backend::pin_default_device(exp::train::backend(&args));
+    if args.exp.writes() {
+        if let Err(e) = paths::check_out(&args.out) {
+            eprintln!("error: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    }
     let result = match args.exp {
         Experiment::CorpusStats => exp::corpus_stats::run(&args),
         Experiment::Word2vec => exp::word2vec::run(&args),

@@ -41,3 +41,19 @@ pub fn resolve(path: &Path) -> PathBuf {
 pub fn data(rel: &str) -> PathBuf {
     resolve(&Path::new("data").join(rel))
 }
+
+/// Checks, before any work, that `--out` is (or can be made) a directory this process can write
+/// in: a run must not train for an hour and then fail to save. Creates it when missing.
+pub fn check_out(out: &Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    if out.exists() && !out.is_dir() {
+        anyhow::bail!("--out {}: is a file, not a directory", out.display());
+    }
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("--out {}: cannot create the directory", out.display()))?;
+    tempfile::Builder::new()
+        .prefix(".write-check-")
+        .tempfile_in(out)
+        .with_context(|| format!("--out {}: cannot write there", out.display()))?;
+    Ok(())
+}

@@ -77,6 +77,34 @@ pub fn transformer_dir(out: &Path, key: &TransformerKey) -> PathBuf {
     run_dir(out, &label, key.training.seed, key)
 }
 
+/// Other run directories of the same label and seed (another config hash) that hold a
+/// checkpoint: what a user who changed, say, `steps` and asked for `--resume` probably meant.
+pub fn other_checkpoints(run_dir: &Path) -> Vec<PathBuf> {
+    let (Some(parent), Some(name)) = (run_dir.parent(), run_dir.file_name()) else {
+        return Vec::new();
+    };
+    let name = name.to_string_lossy();
+    let Some((prefix, _hash)) = name.rsplit_once('-') else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = std::fs::read_dir(parent)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p != run_dir)
+        .filter(|p| {
+            p.file_name().is_some_and(|n| {
+                let n = n.to_string_lossy();
+                n.rsplit_once('-').is_some_and(|(pre, _)| pre == prefix)
+            })
+        })
+        .filter(|p| p.join("checkpoint/state.json").is_file())
+        .collect();
+    found.sort();
+    found
+}
+
 /// Writes `config.json` (the hashed key) into a run directory, once.
 pub fn record_key<T: Serialize>(dir: &Path, key: &T) -> anyhow::Result<()> {
     let path = dir.join("config.json");

@@ -384,3 +384,164 @@ fn manifest_dir() -> std::path::PathBuf {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }
+
+#[test]
+fn flags_an_experiment_does_not_use_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(&[
+        "--exp",
+        "corpus-stats",
+        "--vectors",
+        "x.bin",
+        "--threads",
+        "0",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--exp corpus-stats does not use --vectors, --threads"),
+        "{err}"
+    );
+    assert!(
+        err.contains("it reads only --config, --corpus, --out"),
+        "{err}"
+    );
+    assert!(!dir.path().join("corpus-stats.csv").exists());
+}
+
+#[test]
+fn an_out_that_cannot_hold_results_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("results.txt");
+    std::fs::write(&file, "not a directory").unwrap();
+    let o = run(&[
+        "--exp",
+        "word2vec",
+        "--quick",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains(&format!("--out {}: is a file", file.display())),
+        "{err}"
+    );
+    assert!(
+        !err.contains("epoch"),
+        "trained before checking --out: {err}"
+    );
+    let under_file = file.join("sub");
+    let o = run(&[
+        "--exp",
+        "train",
+        "--quick",
+        "--out",
+        under_file.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("cannot create the directory"), "{err}");
+}
+
+#[test]
+fn config_values_burn_cannot_take_are_refused_naming_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    for (body, needle) in [
+        (
+            "[model]\ndropout = 1.5\n",
+            "[model] dropout must be in [0, 1), got 1.5",
+        ),
+        (
+            "[model]\nn_heads = 3\n",
+            "[model] n_heads (3) must divide d_model",
+        ),
+        (
+            "[training]\nadam_epsilon = 0.0\n",
+            "[training] adam_epsilon must be a finite number > 0",
+        ),
+        (
+            "[training]\ngrad_clip = -1.0\n",
+            "[training] grad_clip must be a finite number > 0",
+        ),
+    ] {
+        let config = dir.path().join("bad.toml");
+        std::fs::write(&config, body).unwrap();
+        let out = dir.path().join("out");
+        let o = run(&[
+            "--exp",
+            "train",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{body}");
+        assert!(
+            err.contains("bad.toml: ") && err.contains(needle),
+            "{body}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            !out.join("runs").exists(),
+            "{body}: a run directory was created"
+        );
+    }
+}
+
+#[test]
+fn resume_says_what_it_continues_and_a_cpu_run_never_touches_vulkan() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    // Every Vulkan driver and EGL vendor hidden: a flex run, resumed or not, must not care.
+    let train = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_experiments"))
+            .args(["--exp", "train", "--quick", "--out", out])
+            .args(extra)
+            .env("VK_ICD_FILENAMES", dir.path().join("no-such-icd.json"))
+            .env(
+                "__EGL_VENDOR_LIBRARY_FILENAMES",
+                dir.path().join("no-such-egl.json"),
+            )
+            .output()
+            .unwrap()
+    };
+    let o = train(&[]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    // Output piped, not a terminal: plain progress lines at each evaluation.
+    assert!(
+        err.contains("step 10/20 loss") && err.contains("step 20/20 loss"),
+        "{err}"
+    );
+    assert!(err.contains("tok/s") && err.contains("eta 0:00:"), "{err}");
+    let o = train(&["--resume"]);
+    let (err, text) = (stderr(&o), stdout(&o));
+    assert!(o.status.success(), "{err}");
+    assert!(
+        text.contains("--resume: continuing from the checkpoint at step 20"),
+        "{text}"
+    );
+    assert!(
+        !err.contains("XDG_RUNTIME_DIR") && !err.contains("panicked"),
+        "{err}"
+    );
+    // A changed config is another run: --resume says there is nothing to resume, and where
+    // the checkpoint of the other config is.
+    let config = dir.path().join("lr.toml");
+    std::fs::write(&config, "[training]\nlr = 0.002\n").unwrap();
+    let o = train(&["--resume", "--config", config.to_str().unwrap()]);
+    let text = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        text.contains("--resume: no checkpoint for this config in"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a checkpoint of another config of this model and seed"),
+        "{text}"
+    );
+}

@@ -15,10 +15,16 @@ where
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir)?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tmp-").suffix(".tmp");
+    // tempfile creates 0600 files by default (it is made for secrets); a result file should get
+    // what any other tool would give it: 0666 less the user's umask.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let tmp = builder.tempfile_in(dir)?;
     {
         let mut w = io::BufWriter::new(tmp.as_file());
         fill(&mut w)?;
@@ -48,6 +54,28 @@ mod tests {
             leftovers.is_empty(),
             "temporary file left behind: {leftovers:?}"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn written_files_follow_the_umask_not_0600() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out.csv");
+        // Under umask 022 a file is created 0644 (tempfile's own default would be 0600). The
+        // umask is process-wide: set for the write, then restored.
+        let before = unsafe { libc_umask(0o022) };
+        let written = write_atomic(&p, |w| w.write_all(b"x"));
+        unsafe { libc_umask(before) };
+        written.unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "mode {mode:o}");
+    }
+
+    #[cfg(unix)]
+    extern "C" {
+        #[link_name = "umask"]
+        fn libc_umask(mask: u32) -> u32;
     }
 
     #[test]

@@ -34,6 +34,126 @@ impl BackendKind {
     }
 }
 
+/// What a wgpu adapter is, as wgpu reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Adapter {
+    pub name: String,
+    /// The graphics API: Vulkan, Metal, Dx12, Gl.
+    pub api: wgpu::Backend,
+    pub device_type: wgpu::DeviceType,
+}
+
+impl std::fmt::Display for Adapter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.device_type {
+            wgpu::DeviceType::Cpu => "software, on the CPU",
+            wgpu::DeviceType::DiscreteGpu => "discrete GPU",
+            wgpu::DeviceType::IntegratedGpu => "integrated GPU",
+            wgpu::DeviceType::VirtualGpu => "virtual GPU",
+            wgpu::DeviceType::Other => "other",
+        };
+        write!(f, "{} on {:?} ({kind})", self.name, self.api)
+    }
+}
+
+/// The graphics APIs burn's wgpu backend tries, in its order (cubecl-wgpu 0.11's
+/// `AutoGraphicsApi::chain`).
+pub fn api_chain() -> Vec<wgpu::Backend> {
+    if cfg!(target_os = "macos") {
+        vec![wgpu::Backend::Metal]
+    } else {
+        vec![
+            wgpu::Backend::Vulkan,
+            wgpu::Backend::Dx12,
+            wgpu::Backend::Gl,
+        ]
+    }
+}
+
+/// The adapter a default wgpu device comes up on, given each API's adapters in chain order:
+/// the first API with a hardware adapter, else the first API with any adapter; within it a
+/// hardware adapter before a software one (cubecl-wgpu's `resolve_backend` and wgpu's
+/// high-performance preference).
+pub fn choose_adapter(per_api: &[(wgpu::Backend, Vec<Adapter>)]) -> Option<Adapter> {
+    let hardware = |a: &&Adapter| a.device_type != wgpu::DeviceType::Cpu;
+    let api = per_api
+        .iter()
+        .find(|(_, adapters)| adapters.iter().any(|a| hardware(&a)))
+        .or_else(|| per_api.iter().find(|(_, adapters)| !adapters.is_empty()))?;
+    let adapters = &api.1;
+    adapters
+        .iter()
+        .find(|a| a.device_type == wgpu::DeviceType::DiscreteGpu)
+        .or_else(|| adapters.iter().find(hardware))
+        .or_else(|| adapters.first())
+        .cloned()
+}
+
+/// Asks wgpu which adapters each API of [`api_chain`] has here.
+pub fn probe_adapters() -> Vec<(wgpu::Backend, Vec<Adapter>)> {
+    api_chain()
+        .into_iter()
+        .filter(|api| wgpu::Instance::enabled_backend_features().contains((*api).into()))
+        .map(|api| {
+            let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+                backends: api.into(),
+                ..wgpu::InstanceDescriptor::new_without_display_handle()
+            });
+            let adapters = block_on(instance.enumerate_adapters(api.into()))
+                .iter()
+                .map(|a| {
+                    let info = a.get_info();
+                    Adapter {
+                        name: info.name,
+                        api: info.backend,
+                        device_type: info.device_type,
+                    }
+                })
+                .collect();
+            (api, adapters)
+        })
+        .collect()
+}
+
+/// Whether a wgpu run may use `adapter`. OpenGL is wgpu's fallback where no Vulkan driver is
+/// installed: burn's kernels crawl there (and a training run has hung in wgpu-core's poll), so
+/// it is used only when asked for with `EMBEDLAB_WGPU_ALLOW_GL=1`.
+pub fn check_adapter(adapter: &Adapter, allow_gl: bool) -> Result<(), String> {
+    if adapter.api == wgpu::Backend::Gl && !allow_gl {
+        return Err(format!(
+            "wgpu would fall back to OpenGL ({adapter}): burn's wgpu backend crawls there and can hang. \
+             Install a Vulkan driver (a GPU's, or `apt-get install mesa-vulkan-drivers` for a software one), \
+             use --backend flex, or set EMBEDLAB_WGPU_ALLOW_GL=1 to use OpenGL anyway"
+        ));
+    }
+    Ok(())
+}
+
+/// Runs a future that completes without waiting (wgpu's native adapter enumeration).
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// Makes `kind` burn's default device for this process (`BURN_DEVICE`); call it in `main`,
+/// before any thread starts, once the backend is known.
+///
+/// Why: burn 0.22.1 materialises a loaded optimiser state on `Device::default()`
+/// (`ModuleOptimizer::load_record`) and moves it to the parameters' device at the next step.
+/// With the wgpu feature compiled in, the default device is wgpu, so resuming a *flex* run
+/// started the Vulkan loader (and printed its complaints, or failed where there is no adapter).
+/// Upstream, `load_record` should take the device; until then the default device is pinned.
+pub fn pin_default_device(kind: BackendKind) {
+    // SAFETY-free in edition 2021; called before other threads read the environment.
+    std::env::set_var("BURN_DEVICE", kind.name());
+}
+
 /// Makes malloc keep freed memory in the process instead of handing it back to the kernel; call
 /// it first thing in `main`, before threads start.
 ///
@@ -53,5 +173,51 @@ pub fn keep_freed_memory() {
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 30);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(name: &str, api: wgpu::Backend, device_type: wgpu::DeviceType) -> Adapter {
+        Adapter {
+            name: name.into(),
+            api,
+            device_type,
+        }
+    }
+
+    #[test]
+    fn the_adapter_choice_follows_burns_chain_and_gl_is_refused_unless_asked() {
+        use wgpu::{Backend::*, DeviceType::*};
+        let lavapipe = a("llvmpipe (LLVM 15)", Vulkan, Cpu);
+        let gl = a("llvmpipe (LLVM 15)", Gl, Cpu);
+        let gpu = a("NVIDIA H100", Vulkan, DiscreteGpu);
+        // A GPU wins over the software Vulkan driver.
+        let chosen = choose_adapter(&[
+            (Vulkan, vec![lavapipe.clone(), gpu.clone()]),
+            (Gl, vec![gl.clone()]),
+        ]);
+        assert_eq!(chosen, Some(gpu.clone()));
+        // Software Vulkan (what CI uses) before OpenGL, and allowed.
+        let chosen =
+            choose_adapter(&[(Vulkan, vec![lavapipe.clone()]), (Gl, vec![gl.clone()])]).unwrap();
+        assert_eq!(chosen, lavapipe);
+        assert!(check_adapter(&chosen, false).is_ok());
+        assert_eq!(
+            chosen.to_string(),
+            "llvmpipe (LLVM 15) on Vulkan (software, on the CPU)"
+        );
+        // Vulkan hidden: OpenGL is what is left, refused unless asked for.
+        let chosen =
+            choose_adapter(&[(Vulkan, vec![]), (Dx12, vec![]), (Gl, vec![gl.clone()])]).unwrap();
+        let e = check_adapter(&chosen, false).unwrap_err();
+        assert!(
+            e.contains("fall back to OpenGL") && e.contains("EMBEDLAB_WGPU_ALLOW_GL=1"),
+            "{e}"
+        );
+        assert!(check_adapter(&chosen, true).is_ok());
+        assert_eq!(choose_adapter(&[(Vulkan, vec![]), (Gl, vec![])]), None);
     }
 }

@@ -5,8 +5,12 @@
 //! * binary: the same header line, then per word: the word's UTF-8 bytes, a space, `D`
 //!   little-endian `f32`s, and a newline (word2vec.c writes it; gensim's reader skips it).
 //!
-//! Reading detects the format from the content, decompresses gzip, and reports malformed
-//! files with the file name and the line (text) or record number and byte offset (binary).
+//! * GloVe: text rows with no header line; read as gensim reads them with `no_header=True`.
+//!
+//! Reading detects the format from the bytes (never from the file name), decompresses gzip,
+//! and reports malformed files with the file name and the line (text) or record number and
+//! byte offset (binary). NaN and infinite values are refused: one such row changes every cosine
+//! it takes part in.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -90,46 +94,204 @@ pub fn write_binary(v: &WordVectors, w: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Reads a text or binary word2vec file (optionally gzip-compressed). The format comes from the
-/// name (`.bin` binary; `.txt`, `.vec` text); for other names, a body that is valid UTF-8 is
-/// text and anything else binary.
+/// How a vectors file was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detected {
+    /// word2vec text: header `V D`, then text rows.
+    Text,
+    /// word2vec binary: header `V D`, then raw little-endian `f32` records.
+    Binary,
+    /// GloVe: text rows with no header (gensim's `no_header=True`); `D` from the first row.
+    Glove,
+}
+
+/// A vectors file, read, with what was odd about it but not wrong enough to refuse.
+pub struct Loaded {
+    pub vectors: WordVectors,
+    pub format: Detected,
+    /// Duplicate words, all-zero rows, an empty table: each with the line it was seen on.
+    pub warnings: Vec<String>,
+}
+
+/// Reads a word2vec text or binary file, or a GloVe file (optionally gzip-compressed), and
+/// prints its warnings on stderr. See [`read_checked`].
 pub fn read(path: &Path) -> Result<WordVectors, FormatError> {
+    let loaded = read_checked(path)?;
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(loaded.vectors)
+}
+
+/// Reads a vectors file, detecting the format from its bytes, never from its name:
+/// * a first line `<count> <dim>` is a word2vec header; the rows after it are text when the
+///   first one reads as a word and `dim` numbers, binary otherwise;
+/// * a first line `word x1 ... xD` (D >= 2) is a GloVe file without header.
+///
+/// Refused, with the file and line: a header announcing more rows than the file's size can
+/// hold (nothing is allocated for it), NaN or infinite values (one such row changes every
+/// cosine it enters), and every malformed row.
+pub fn read_checked(path: &Path) -> Result<Loaded, FormatError> {
     let bytes = corpus::read::read_bytes(path)?;
     let malformed = |line: usize, message: String| FormatError::Malformed {
         path: path.to_owned(),
         line,
         message,
     };
-    let header_end = bytes
+    let first_end = bytes
         .iter()
         .position(|&b| b == b'\n')
-        .ok_or_else(|| malformed(1, "no header line `<count> <dim>`".into()))?;
-    let header = std::str::from_utf8(&bytes[..header_end])
-        .map_err(|_| malformed(1, "header is not text".into()))?;
-    let (n, dim) = parse_header(header).ok_or_else(|| {
-        malformed(
-            1,
-            format!("expected header `<count> <dim>`, found {header:?}"),
-        )
-    })?;
-    let body = &bytes[header_end + 1..];
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_lowercase())
-        .unwrap_or_default();
-    let name = name.trim_end_matches(".gz");
-    let binary = if name.ends_with(".bin") {
-        true
-    } else if name.ends_with(".txt") || name.ends_with(".vec") {
-        false
-    } else {
-        std::str::from_utf8(body).is_err()
+        .unwrap_or(bytes.len());
+    let first = std::str::from_utf8(&bytes[..first_end]).ok();
+    let header = first.and_then(parse_header);
+    let mut warnings = Vec::new();
+    let (vectors, format) = match header {
+        Some((n, dim)) => {
+            let body = bytes.get(first_end + 1..).unwrap_or(&[]);
+            if n == 0 {
+                warnings.push(format!(
+                    "{}:1: the header announces 0 vectors",
+                    path.display()
+                ));
+            }
+            if body_is_text(body, dim) {
+                check_size(n, dim, 2, 1, body.len(), "text", &malformed)?;
+                let v = read_text_body(body, Some(n), dim, 2, &malformed)?;
+                (v, Detected::Text)
+            } else {
+                check_size(n, dim, 4, 0, body.len(), "binary", &malformed)?;
+                let v = read_binary_body(body, n, dim, first_end + 1, &malformed)?;
+                (v, Detected::Binary)
+            }
+        }
+        None => match first.and_then(glove_dim) {
+            Some(dim) => {
+                let text_end = bytes.len();
+                let v = read_text_body(&bytes[..text_end], None, dim, 1, &malformed)?;
+                (v, Detected::Glove)
+            }
+            None => {
+                let shown: String = String::from_utf8_lossy(&bytes[..first_end.min(60)]).into();
+                let more = if first_end > 60 { "..." } else { "" };
+                return Err(malformed(
+                    1,
+                    format!(
+                        "neither a word2vec header `<count> <dim>` nor a GloVe row `word x1 ... xD`: {shown:?}{more}"
+                    ),
+                ));
+            }
+        },
     };
-    if binary {
-        read_binary_body(body, n, dim, header_end + 1, &malformed)
-    } else {
-        read_text_body(body, n, dim, &malformed)
+    let first_line = if format == Detected::Glove { 1 } else { 2 };
+    warnings.extend(oddities(&vectors, first_line, path));
+    Ok(Loaded {
+        vectors,
+        format,
+        warnings,
+    })
+}
+
+/// Refuses a header whose rows cannot fit in the bytes that follow it, before anything is
+/// allocated for them: a row takes at least `per_value` bytes per value plus `extra` (text: a
+/// digit and a space per value and a one-letter word; binary: four bytes per value). A file
+/// merely cut short passes this bound and gets the precise record-level error instead. Every product is checked, so a header of u64::MAX is an error, not an overflow.
+fn check_size(
+    n: usize,
+    dim: usize,
+    per_value: usize,
+    extra: usize,
+    available: usize,
+    kind: &str,
+    malformed: &Malformed,
+) -> Result<(), FormatError> {
+    let min_row = dim
+        .checked_mul(per_value)
+        .and_then(|b| b.checked_add(extra));
+    let need = min_row.and_then(|r| n.checked_mul(r));
+    if need.is_none_or(|need| need > available) {
+        let row = min_row.map_or(format!("{dim} values"), |r| format!("at least {r} bytes"));
+        return Err(malformed(
+            1,
+            format!(
+                "the header announces {n} {kind} rows of {row} each, but only {available} bytes follow it"
+            ),
+        ));
     }
+    Ok(())
+}
+
+/// Whether the rows after a header are text: the first one is UTF-8 and reads as a word and
+/// numbers (how many is for the row parser to check, with a precise message). Raw `f32` bytes
+/// essentially never form space-separated decimal numbers.
+fn body_is_text(body: &[u8], _dim: usize) -> bool {
+    let end = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
+    if body.is_empty() {
+        return true;
+    }
+    let Ok(line) = std::str::from_utf8(&body[..end]) else {
+        return false;
+    };
+    let fields: Vec<&str> = line
+        .trim_end_matches('\r')
+        .split(' ')
+        .filter(|f| !f.is_empty())
+        .collect();
+    fields.len() >= 2 && fields[1..].iter().all(|f| f.parse::<f32>().is_ok())
+}
+
+/// The dimension of a GloVe file from its first row: a word and at least two numbers.
+fn glove_dim(line: &str) -> Option<usize> {
+    let fields: Vec<&str> = line
+        .trim_end_matches('\r')
+        .split(' ')
+        .filter(|f| !f.is_empty())
+        .collect();
+    (fields.len() >= 3 && fields[1..].iter().all(|f| f.parse::<f32>().is_ok()))
+        .then(|| fields.len() - 1)
+}
+
+/// Duplicate words and all-zero rows: allowed by the format, rarely meant.
+fn oddities(v: &WordVectors, first_line: usize, path: &Path) -> Vec<String> {
+    let mut seen = std::collections::HashMap::new();
+    let (mut dups, mut zeros) = (Vec::new(), Vec::new());
+    for (i, w) in v.words().iter().enumerate() {
+        if let Some(j) = seen.insert(w.as_str(), i) {
+            dups.push(format!(
+                "{w:?} (lines {} and {})",
+                j + first_line,
+                i + first_line
+            ));
+        }
+        if v.row(i).iter().all(|&x| x == 0.0) {
+            zeros.push(format!("{w:?} (line {})", i + first_line));
+        }
+    }
+    let mut out = Vec::new();
+    let list = |xs: &[String]| {
+        let shown = xs.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+        if xs.len() > 3 {
+            format!("{shown}, ...")
+        } else {
+            shown
+        }
+    };
+    if !dups.is_empty() {
+        out.push(format!(
+            "{}: {} duplicate word(s), the last row wins in look-ups: {}",
+            path.display(),
+            dups.len(),
+            list(&dups)
+        ));
+    }
+    if !zeros.is_empty() {
+        out.push(format!(
+            "{}: {} all-zero row(s), which have no direction (cosine undefined): {}",
+            path.display(),
+            zeros.len(),
+            list(&zeros)
+        ));
+    }
+    out
 }
 
 fn parse_header(h: &str) -> Option<(usize, usize)> {
@@ -141,31 +303,41 @@ fn parse_header(h: &str) -> Option<(usize, usize)> {
 
 type Malformed<'a> = dyn Fn(usize, String) -> FormatError + 'a;
 
+/// Text rows `word x1 ... xD`, the first on line `first_line`; `n` rows exactly when given.
 fn read_text_body(
     body: &[u8],
-    n: usize,
+    n: Option<usize>,
     dim: usize,
+    first_line: usize,
     malformed: &Malformed,
 ) -> Result<WordVectors, FormatError> {
     let text = std::str::from_utf8(body).map_err(|e| {
-        let line = 2 + body[..e.valid_up_to()]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
+        let line = first_line
+            + body[..e.valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
         malformed(line, "invalid UTF-8".into())
     })?;
-    let mut words = Vec::with_capacity(n);
-    let mut data = Vec::with_capacity(n * dim);
+    let glove = if n.is_none() {
+        " (a GloVe file without header: the dimension comes from line 1)"
+    } else {
+        ""
+    };
+    let mut words = Vec::with_capacity(n.unwrap_or(0));
+    let mut data = Vec::with_capacity(n.unwrap_or(0) * dim);
     for (i, line) in text.lines().enumerate() {
-        let lineno = i + 2;
+        let lineno = i + first_line;
         if line.trim().is_empty() {
             continue;
         }
-        if words.len() == n {
-            return Err(malformed(
-                lineno,
-                format!("more rows than the header's {n}"),
-            ));
+        if let Some(n) = n {
+            if words.len() == n {
+                return Err(malformed(
+                    lineno,
+                    format!("more rows than the header's {n}"),
+                ));
+            }
         }
         let mut fields = line.split(' ').filter(|f| !f.is_empty());
         let word = fields.next().unwrap_or_default();
@@ -174,7 +346,7 @@ fn read_text_body(
             if k == dim {
                 return Err(malformed(
                     lineno,
-                    format!("row for {word:?} has more than {dim} values"),
+                    format!("row for {word:?} has more than {dim} values{glove}"),
                 ));
             }
             let x: f32 = f.trim_end_matches('\r').parse().map_err(|_| {
@@ -183,22 +355,33 @@ fn read_text_body(
                     format!("value {} of {word:?} is not a number: {f:?}", k + 1),
                 )
             })?;
+            if !x.is_finite() {
+                return Err(malformed(
+                    lineno,
+                    format!(
+                        "value {} of {word:?} is {f:?}, not a finite number (NaN or infinity, or beyond f32's range)",
+                        k + 1
+                    ),
+                ));
+            }
             data.push(x);
         }
         let got = data.len() - before;
         if got != dim {
             return Err(malformed(
                 lineno,
-                format!("row for {word:?} has {got} values, expected {dim}"),
+                format!("row for {word:?} has {got} values, expected {dim}{glove}"),
             ));
         }
         words.push(word.to_owned());
     }
-    if words.len() != n {
-        return Err(malformed(
-            text.lines().count() + 2,
-            format!("file ends after {} rows, header says {n}", words.len()),
-        ));
+    if let Some(n) = n {
+        if words.len() != n {
+            return Err(malformed(
+                text.lines().count() + first_line,
+                format!("file ends after {} rows, header says {n}", words.len()),
+            ));
+        }
     }
     Ok(WordVectors::new(words, dim, data))
 }
@@ -210,6 +393,7 @@ fn read_binary_body(
     body_offset: usize,
     malformed: &Malformed,
 ) -> Result<WordVectors, FormatError> {
+    // `n` is bounded by the body's size (`check_size`), so these reservations are too.
     let mut words = Vec::with_capacity(n);
     let mut data = Vec::with_capacity(n * dim);
     let mut pos = 0usize;
@@ -261,11 +445,21 @@ fn read_binary_body(
                 ),
             ));
         }
-        data.extend(
-            body[pos..pos + need]
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        );
+        for (k, b) in body[pos..pos + need].chunks_exact(4).enumerate() {
+            let x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            if !x.is_finite() {
+                return Err(malformed(
+                    lineno,
+                    format!(
+                        "record {} ({word:?}) at byte {}: value {} is {x}, not a finite number",
+                        rec + 1,
+                        body_offset + pos + 4 * k,
+                        k + 1
+                    ),
+                ));
+            }
+            data.push(x);
+        }
         pos += need;
         words.push(word.to_owned());
     }
@@ -336,8 +530,8 @@ mod tests {
 
     #[test]
     fn malformed_text_files_name_file_and_line() {
-        expect_malformed("h.txt", b"three 2\na 1 2\n", 1, "expected header");
-        expect_malformed("h.txt", b"2 2 7\na 1 2\n", 1, "expected header");
+        expect_malformed("h.txt", b"three 2\na 1 2\n", 1, "neither a word2vec header");
+        expect_malformed("h.txt", b"2 x\na 1 2\n", 1, "neither a word2vec header");
         expect_malformed(
             "s.txt",
             b"2 3\na 1 2 3\nb 1 2\n",
@@ -346,7 +540,15 @@ mod tests {
         );
         expect_malformed("l.txt", b"2 2\na 1 2 3\nb 1 2\n", 2, "more than 2 values");
         expect_malformed("n.txt", b"2 2\na 1 2\nb 1 x2\n", 3, "not a number");
-        expect_malformed("t.txt", b"3 2\na 1 2\nb 1 2\n", 4, "ends after 2 rows");
+        // More rows announced than the file can hold: the header is what is wrong (line 1); one
+        // row short of what fits is found at the end instead.
+        expect_malformed("t.txt", b"3 2\na 1 2\nb 1 2\n", 1, "announces 3 text rows");
+        expect_malformed(
+            "t.txt",
+            b"3 2\naa 1.5 2.5\nbb 1 2\n",
+            4,
+            "ends after 2 rows",
+        );
         expect_malformed("m.txt", b"1 2\na 1 2\nb 1 2\n", 3, "more rows");
     }
 
@@ -369,7 +571,139 @@ mod tests {
         // Fewer records than announced.
         let mut more = ok.clone();
         more[0] = b'3';
-        expect_malformed("count.bin", &more, 4, "header says 3 records");
-        expect_malformed("hdr.bin", b"x y\n", 1, "expected header");
+        expect_malformed(
+            "count.bin",
+            &more,
+            1,
+            "announces 3 binary rows of at least 8 bytes each, but only 22",
+        );
+        expect_malformed("hdr.bin", b"x y\n", 1, "neither a word2vec header");
+    }
+
+    fn binary_file(header: &str, rows: &[(&str, &[f32])]) -> Vec<u8> {
+        let mut b = format!("{header}\n").into_bytes();
+        for (w, xs) in rows {
+            b.extend_from_slice(w.as_bytes());
+            b.push(b' ');
+            for x in *xs {
+                b.extend_from_slice(&x.to_le_bytes());
+            }
+            b.push(b'\n');
+        }
+        b
+    }
+
+    #[test]
+    fn a_header_larger_than_the_file_is_refused_before_allocating() {
+        // 99,999,999,999 x 300 floats would be 120 GB; u64::MAX rows overflow any product.
+        expect_malformed(
+            "big.txt",
+            b"99999999999 300\na 1 2\n",
+            1,
+            "announces 99999999999 text rows",
+        );
+        let huge = format!("{} 2\na 1 2\n", u64::MAX);
+        expect_malformed(
+            "max.txt",
+            huge.as_bytes(),
+            1,
+            "announces 18446744073709551615",
+        );
+        let bin = binary_file("99999999999 2", &[("a", &[1.0, 2.0])]);
+        expect_malformed("big.bin", &bin, 1, "binary rows of at least 8 bytes");
+        let bin = binary_file(&format!("2 {}", u64::MAX / 2), &[("a", &[1.0, 2.0])]);
+        expect_malformed("dim.bin", &bin, 1, "announces 2");
+    }
+
+    #[test]
+    fn non_finite_values_are_refused_with_their_line() {
+        expect_malformed(
+            "nan.txt",
+            b"2 2\na 1 2\nb NaN 2\n",
+            3,
+            "value 1 of \"b\" is \"NaN\"",
+        );
+        expect_malformed(
+            "inf.txt",
+            b"2 2\na 1 inf\nb 1 2\n",
+            2,
+            "not a finite number",
+        );
+        // Beyond f32's range parses to infinity: refused the same way.
+        expect_malformed("big.txt", b"1 2\na 1 1e39\n", 2, "value 2 of \"a\"");
+        let bin = binary_file("2 2", &[("a", &[1.0, 2.0]), ("b", &[f32::NAN, 0.5])]);
+        expect_malformed(
+            "nan.bin",
+            &bin,
+            3,
+            "record 2 (\"b\") at byte 17: value 1 is NaN",
+        );
+        let bin = binary_file("1 2", &[("a", &[1.0, f32::NEG_INFINITY])]);
+        expect_malformed("inf.bin", &bin, 2, "value 2 is -inf");
+    }
+
+    #[test]
+    fn the_format_comes_from_the_bytes_not_the_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = sample();
+        // Binary content under a text name and text content under a binary name.
+        for (name, fmt, want) in [
+            ("looks-text.txt", Format::Binary, Detected::Binary),
+            ("looks-binary.bin", Format::Text, Detected::Text),
+            ("no-extension", Format::Binary, Detected::Binary),
+        ] {
+            let p = dir.path().join(name);
+            write(&v, &p, fmt).unwrap();
+            let loaded = read_checked(&p).unwrap();
+            assert_eq!(loaded.format, want, "{name}");
+            assert_eq!(loaded.vectors, v, "{name}");
+        }
+    }
+
+    #[test]
+    fn glove_files_without_header_read_as_gensim_no_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("glove.6B.3d.txt");
+        std::fs::write(&p, "the 0.418 0.24968 -0.41242\n, 0.013441 0.23682 -0.16899\r\n\nof 0.70853 0.57088 -0.4716\n").unwrap();
+        let loaded = read_checked(&p).unwrap();
+        assert_eq!(loaded.format, Detected::Glove);
+        assert_eq!(loaded.vectors.words(), ["the", ",", "of"]);
+        assert_eq!(loaded.vectors.dim(), 3);
+        assert_eq!(loaded.vectors.row(1), [0.013441f32, 0.23682, -0.16899]);
+        // A short row names its line and says how the dimension was found.
+        std::fs::write(&p, "the 0.4 0.2 -0.4\nof 0.7 0.5\n").unwrap();
+        let msg = read(&p).unwrap_err().to_string();
+        assert!(
+            msg.contains("glove.6B.3d.txt:2:") && msg.contains("GloVe"),
+            "{msg}"
+        );
+        // A long first line is not dumped whole into the message.
+        let long = format!("{}\n", "x".repeat(5000));
+        std::fs::write(&p, long).unwrap();
+        let msg = read(&p).unwrap_err().to_string();
+        assert!(msg.contains(":1:") && msg.len() < 300, "{msg}");
+    }
+
+    #[test]
+    fn duplicates_zero_rows_and_empty_headers_are_warned_about() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("odd.txt");
+        std::fs::write(&p, "3 2\na 1 2\nz 0 0\na 3 4\n").unwrap();
+        let w = read_checked(&p).unwrap().warnings;
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].contains("1 duplicate word(s)") && w[0].contains("\"a\" (lines 2 and 4)"),
+            "{w:?}"
+        );
+        assert!(
+            w[1].contains("1 all-zero row(s)") && w[1].contains("\"z\" (line 3)"),
+            "{w:?}"
+        );
+        std::fs::write(&p, "0 5\n").unwrap();
+        let loaded = read_checked(&p).unwrap();
+        assert_eq!(loaded.vectors.len(), 0);
+        assert!(loaded.warnings[0].contains("odd.txt:1: the header announces 0 vectors"));
+        std::fs::write(&p, "2 2\na 1 2\nb 3 4\n").unwrap();
+        assert!(read_checked(&p).unwrap().warnings.is_empty());
     }
 }

@@ -73,9 +73,10 @@ fn sync(device: &burn::tensor::Device) -> anyhow::Result<()> {
 
 pub fn device_name(kind: BackendKind) -> String {
     match kind {
-        BackendKind::Wgpu => {
-            std::env::var("EMBEDLAB_DEVICE_NAME").unwrap_or_else(|_| "wgpu default adapter".into())
-        }
+        BackendKind::Wgpu => std::env::var("EMBEDLAB_DEVICE_NAME").unwrap_or_else(|_| {
+            transformer::backend::choose_adapter(&transformer::backend::probe_adapters())
+                .map_or("wgpu: no adapter".into(), |a| a.to_string())
+        }),
         _ => cpu_name(),
     }
 }

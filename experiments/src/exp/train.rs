@@ -3,6 +3,7 @@
 //! the run cache's directory for this exact config (results/runs/<label>-seed<s>-<hash>/, see
 //! `crate::runs`); `--resume` continues the same run from there.
 
+use anyhow::Context;
 use serde::Deserialize;
 
 use corpus::CorpusConfig;
@@ -73,6 +74,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if args.quick {
         quick(&mut config.model, &mut config.training);
     }
+    config::check_transformer(path.as_deref(), &config.model, &config.training)?;
     let corpus_as_written = config.corpus.clone();
     let corpus = super::load_corpus(args, &config.corpus)?;
     let seqs = Sequences::new(
@@ -95,8 +97,29 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         backend: kind.name(),
     };
     let run_dir = runs::transformer_dir(&args.out, &key);
-    std::fs::create_dir_all(&run_dir)?;
+    std::fs::create_dir_all(&run_dir)
+        .with_context(|| format!("{}: cannot create", run_dir.display()))?;
     runs::record_key(&run_dir, &key)?;
+    if args.resume {
+        let ckpt = run_dir.join("checkpoint");
+        transformer::checkpoint::recover(&ckpt)?;
+        match transformer::checkpoint::step(&ckpt) {
+            Some(step) => println!("--resume: continuing from the checkpoint at step {step}"),
+            None => {
+                println!(
+                    "--resume: no checkpoint for this config in {}; training from step 0",
+                    run_dir.display()
+                );
+                for other in runs::other_checkpoints(&run_dir) {
+                    println!(
+                        "  (a checkpoint of another config of this model and seed: {}; \
+                         its config.json says what differs)",
+                        other.display()
+                    );
+                }
+            }
+        }
+    }
     let name = run_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
