@@ -212,15 +212,87 @@ pub struct LayerContextuality {
     pub self_similarity: f64,
     /// Mean over sequences of the mean cosine between each word's vector and the sequence mean.
     pub intra_sentence: f64,
+    /// The same measure on bags of random tokens from other sequences, one bag per sequence,
+    /// with its positions (a token per word position, drawn among the tokens seen at that
+    /// position): what intra-sentence similarity is when a sequence is only a bag of the
+    /// layer's typical vectors. It is not the anisotropy: a token's cosine with a
+    /// mean that contains it is about sqrt((1 + (m - 1) a) / m) for m tokens of mean pairwise
+    /// cosine a, at least 0.127 for m = 62 even when a = 0.
+    pub intra_sentence_null: f64,
     /// Mean cosine between vectors of random pairs of tokens.
     pub anisotropy: f64,
-    /// Mean over the tracked words of the share of variance of their occurrence vectors that
-    /// the first principal component explains (uncentred, as Ethayarajh computes it).
+    /// MEV: mean over the tracked words of the share of their occurrence vectors' variance that
+    /// the first principal component explains (centred PCA, as Ethayarajh's code computes it
+    /// with scikit-learn's `PCA`).
     pub max_explainable_variance: f64,
+    /// The same statistic on bags of random tokens, one per tracked word and of its size: the
+    /// first component of k points explains at least 1/(k - 1) of their variance whatever they
+    /// are, so MEV is read against this.
+    pub max_explainable_variance_null: f64,
+    /// Self-similarity minus anisotropy (the paper's adjustment).
     pub self_similarity_adjusted: f64,
-    pub intra_sentence_adjusted: f64,
-    /// Words tracked (those with at least two occurrences in the pass).
+    /// Intra-sentence similarity minus its null.
+    pub intra_sentence_excess: f64,
+    /// MEV minus its null.
+    pub max_explainable_variance_excess: f64,
+    /// Words tracked: those with at least [`MIN_CONTEXTS`] occurrences in the pass.
     pub words: usize,
+}
+
+/// Word-level contextuality statistics use words seen in at least this many contexts
+/// (Ethayarajh 2019 keeps words with at least 5 occurrences).
+pub const MIN_CONTEXTS: usize = 5;
+
+/// [`first_component_share`] of the rows after subtracting their mean: the share of variance
+/// the first principal component explains (scikit-learn's `PCA(1).explained_variance_ratio_`).
+pub fn first_component_share_centred(rows: &[&[f32]]) -> f64 {
+    let k = rows.len();
+    if k < 2 {
+        return f64::NAN;
+    }
+    let d = rows[0].len();
+    let mut mean = vec![0f64; d];
+    for r in rows {
+        for (m, x) in mean.iter_mut().zip(r.iter()) {
+            *m += *x as f64 / k as f64;
+        }
+    }
+    let centred: Vec<Vec<f32>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .zip(&mean)
+                .map(|(x, m)| (*x as f64 - m) as f32)
+                .collect()
+        })
+        .collect();
+    // Identical rows (to rounding) have no variance to explain: one static vector stands for
+    // all of them, MEV 1 — not the first component of the rounding noise.
+    let energy = |rows: &mut dyn Iterator<Item = &[f32]>| {
+        rows.map(|r| r.iter().map(|x| (*x as f64).powi(2)).sum::<f64>())
+            .sum::<f64>()
+    };
+    let total = energy(&mut rows.iter().copied());
+    let spread = energy(&mut centred.iter().map(|r| r.as_slice()));
+    if spread <= 1e-10 * total {
+        return 1.0;
+    }
+    let refs: Vec<&[f32]> = centred.iter().map(|r| r.as_slice()).collect();
+    first_component_share(&refs)
+}
+
+/// Mean cosine between each vector of a bag and the bag's mean (the intra-sentence statistic).
+pub fn mean_cosine_to_mean(vectors: &[&[f32]]) -> f64 {
+    debug_assert!(vectors.iter().all(|v| v.len() == vectors[0].len()));
+    if vectors.len() < 2 {
+        return f64::NAN;
+    }
+    let d = vectors[0].len();
+    let mut mean = vec![0f32; d];
+    for v in vectors {
+        mean.iter_mut().zip(v.iter()).for_each(|(m, x)| *m += x);
+    }
+    vectors.iter().map(|v| cosine(v, &mean)).sum::<f64>() / vectors.len() as f64
 }
 
 /// Share of the squared Frobenius norm of the `k x d` matrix `rows` that its first singular
@@ -270,7 +342,11 @@ pub fn first_component_share(rows: &[&[f32]]) -> f64 {
 /// Contextuality of every layer over the first `n_sequences` of `sequences` (row-major,
 /// `seq_len` ids each): self-similarity and explained variance of the word ids in `track` (up to
 /// `per_word` occurrences each), intra-sentence similarity of every sequence, and anisotropy
-/// from `pairs` random token pairs. Ids at or above `n_words` (special tokens) are left out.
+/// from `pairs` random token pairs (Ethayarajh 2019), each beside its chance level: anisotropy
+/// for self-similarity (the paper's adjustment), and for intra-sentence similarity and MEV an
+/// empirical null, the same statistic on bags of random tokens of the same sizes. Word-level
+/// statistics use words with at least [`MIN_CONTEXTS`] occurrences. Ids at or above `n_words`
+/// (special tokens) are left out. `readout` says how the layers are read (causal for a CLM).
 #[allow(clippy::too_many_arguments)]
 pub fn contextuality(
     model: &Transformer,
@@ -282,6 +358,7 @@ pub fn contextuality(
     per_word: usize,
     pairs: usize,
     seed: u64,
+    readout: crate::representations::Readout,
     device: &burn::tensor::Device,
 ) -> Vec<LayerContextuality> {
     let n_layers = model.blocks.len() + 1;
@@ -292,7 +369,16 @@ pub fn contextuality(
     let mut occ: Vec<Vec<Vec<Vec<f32>>>> = vec![vec![Vec::new(); track.len()]; n_layers];
     let mut intra = vec![(0f64, 0usize); n_layers];
     // A reservoir of token vectors per layer for anisotropy (same tokens in every layer).
-    let reservoir_size = ((2.0 * pairs as f64).sqrt().ceil() as usize).max(2);
+    // Large enough to draw the null's bags (one sequence's tokens) without replacement.
+    let reservoir_size = ((2.0 * pairs as f64).sqrt().ceil() as usize).max(4 * seq_len);
+    // The intra-sentence null keeps each sequence's position profile: for a sequence whose
+    // words sit at positions P, a bag of one token per p in P, each from the tokens seen at
+    // position p in other sequences (a reservoir per position). Position is half of a layer-0
+    // vector; bags with random positions would not be a null for sequences of distinct ones.
+    const PER_POSITION: usize = 64;
+    let mut at_position: Vec<Vec<Vec<Vec<f32>>>> = vec![vec![Vec::new(); seq_len]; n_layers];
+    let mut seen_at = vec![0usize; seq_len];
+    let mut bag_positions: Vec<Vec<usize>> = Vec::new();
     let mut reservoir: Vec<Vec<Vec<f32>>> = vec![Vec::new(); n_layers];
     let mut rng = seed | 1;
     let mut next = || {
@@ -311,6 +397,7 @@ pub fn contextuality(
             model,
             &sequences[start * seq_len..end * seq_len],
             seq_len,
+            readout,
             device,
         );
         for s in 0..b {
@@ -329,17 +416,34 @@ pub fn contextuality(
                     }
                 }
             }
+            // Which per-position reservoir slots this sequence's tokens take (same in every layer).
+            let mut position_slots = Vec::new();
+            for &p in &words {
+                seen_at[p] += 1;
+                if seen_at[p] <= PER_POSITION {
+                    position_slots.push((p, None));
+                } else {
+                    let r = (next() % seen_at[p] as u64) as usize;
+                    if r < PER_POSITION {
+                        position_slots.push((p, Some(r)));
+                    }
+                }
+            }
             for (l, h) in hidden.iter().enumerate() {
                 let vec_at = |p: usize| &h[((s * seq_len) + p) * d..((s * seq_len) + p + 1) * d];
-                if words.len() >= 2 {
-                    let mut mean = vec![0f32; d];
-                    for &p in &words {
-                        mean.iter_mut().zip(vec_at(p)).for_each(|(m, x)| *m += x);
+                for &(p, slot) in &position_slots {
+                    match slot {
+                        None => at_position[l][p].push(vec_at(p).to_vec()),
+                        Some(r) => at_position[l][p][r] = vec_at(p).to_vec(),
                     }
-                    let c = words.iter().map(|&p| cosine(vec_at(p), &mean)).sum::<f64>()
-                        / words.len() as f64;
-                    intra[l].0 += c;
+                }
+                if words.len() >= 2 {
+                    let bag: Vec<&[f32]> = words.iter().map(|&p| vec_at(p)).collect();
+                    intra[l].0 += mean_cosine_to_mean(&bag);
                     intra[l].1 += 1;
+                    if l == 0 {
+                        bag_positions.push(words.clone());
+                    }
                 }
                 for &p in &words {
                     if let Some(&i) = tracked.get(&ids[p]) {
@@ -357,9 +461,40 @@ pub fn contextuality(
             }
         }
     }
+    // The nulls draw bags from the reservoir of random tokens: the same token indices in every
+    // layer, so layers are compared on the same draws.
+    let mut draw = crate::inference::SplitMix64::new(seed ^ 0x6E75_6C6C);
+    // (position, slot) per token of each null bag.
+    let intra_bags: Vec<Vec<(usize, usize)>> = bag_positions
+        .iter()
+        .map(|ps| {
+            ps.iter()
+                .map(|&p| (p, draw.below(at_position[0][p].len())))
+                .collect()
+        })
+        .collect();
+    let mut bag_of = |size: usize, n: usize| -> Vec<usize> {
+        // Floyd's algorithm: `size` distinct indices below n.
+        let mut picked = std::collections::BTreeSet::new();
+        for j in n - size.min(n)..n {
+            let t = draw.below(j + 1);
+            if !picked.insert(t) {
+                picked.insert(j);
+            }
+        }
+        picked.into_iter().collect()
+    };
+    let n_res = reservoir[0].len();
+    let word_sizes: Vec<usize> = occ[0]
+        .iter()
+        .map(|v| v.len())
+        .filter(|&k| k >= MIN_CONTEXTS)
+        .collect();
+    let mev_bags: Vec<Vec<usize>> = word_sizes.iter().map(|&k| bag_of(k, n_res)).collect();
     (0..n_layers)
         .map(|l| {
-            let words: Vec<&Vec<Vec<f32>>> = occ[l].iter().filter(|v| v.len() >= 2).collect();
+            let words: Vec<&Vec<Vec<f32>>> =
+                occ[l].iter().filter(|v| v.len() >= MIN_CONTEXTS).collect();
             let mean_over = |f: &dyn Fn(&[&[f32]]) -> f64| {
                 words
                     .iter()
@@ -368,18 +503,44 @@ pub fn contextuality(
                     / words.len().max(1) as f64
             };
             let self_sim = mean_over(&|v| mean_pairwise_cosine(v));
-            let mev = mean_over(&|v| first_component_share(v));
+            let mev = mean_over(&|v| first_component_share_centred(v));
             let res: Vec<&[f32]> = reservoir[l].iter().map(|x| x.as_slice()).collect();
             let aniso = mean_pairwise_cosine(&res);
+            let over_bags = |bags: &[Vec<usize>], f: &dyn Fn(&[&[f32]]) -> f64| {
+                let values: Vec<f64> = bags
+                    .iter()
+                    .map(|b| f(&b.iter().map(|&i| res[i]).collect::<Vec<_>>()))
+                    .filter(|v| v.is_finite())
+                    .collect();
+                values.iter().sum::<f64>() / values.len().max(1) as f64
+            };
+            let intra_null = {
+                let values: Vec<f64> = intra_bags
+                    .iter()
+                    .map(|bag| {
+                        let v: Vec<&[f32]> = bag
+                            .iter()
+                            .map(|&(p, i)| at_position[l][p][i].as_slice())
+                            .collect();
+                        mean_cosine_to_mean(&v)
+                    })
+                    .filter(|v| v.is_finite())
+                    .collect();
+                values.iter().sum::<f64>() / values.len().max(1) as f64
+            };
+            let mev_null = over_bags(&mev_bags, &first_component_share_centred);
             let intra_s = intra[l].0 / intra[l].1.max(1) as f64;
             LayerContextuality {
                 layer: l,
                 self_similarity: self_sim,
                 intra_sentence: intra_s,
+                intra_sentence_null: intra_null,
                 anisotropy: aniso,
                 max_explainable_variance: mev,
+                max_explainable_variance_null: mev_null,
                 self_similarity_adjusted: self_sim - aniso,
-                intra_sentence_adjusted: intra_s - aniso,
+                intra_sentence_excess: intra_s - intra_null,
+                max_explainable_variance_excess: mev - mev_null,
                 words: words.len(),
             }
         })

@@ -6,10 +6,17 @@
 //!   output matrix when the head is untied).
 //! * [`decontextualized`]: the word fed alone, `[CLS] w [SEP]`, through the encoder; layer l's
 //!   hidden state at the word's position. One table per layer, 0 = embedding output.
-//! * [`aggregated`]: the mean of the word's hidden states over its first N occurrences in the
-//!   corpus (Bommasani et al. found mean pooling best). **This is where contextual vectors are
-//!   pooled.** The corpus pass streams batches through the model and keeps only running sums
-//!   (`layers x words x d_model`), never the occurrences themselves.
+//! * [`aggregated`]: the mean of the word's hidden states over a uniform random sample of up to
+//!   N of its occurrences in the whole training split (Bommasani et al. found mean pooling
+//!   best). **This is where contextual vectors are pooled.** The corpus pass streams batches
+//!   through the model and keeps only running sums (`layers x words x d_model`), never the
+//!   occurrences themselves. A word with no occurrence gets no row (it is OOV).
+//! * [`Readout`]: every table is read with the attention mask the model was trained with (causal
+//!   for a causal LM), from the raw residual stream or through the final LayerNorm.
+//!
+//! Layer 0 of the decontextualized and aggregated tables is token + position embedding; the
+//! token-only table is [`embedding_table`], reported beside it so that position does not pass
+//! for meaning.
 //!
 //! Which words get vectors is the evaluation vocabulary: the first `n_words` ids, which are the
 //! corpus's most frequent words (the `corpus` crate orders its vocabulary by count), so the
@@ -28,23 +35,68 @@ fn to_vec(t: Tensor<2>) -> Vec<f32> {
     t.into_data().try_into_vec::<f32>().expect("f32 tensor")
 }
 
-/// Every layer's hidden states (0..=N) for `[batch, seq_len]` token ids, as flat row-major
-/// `batch x seq_len x d_model` vectors.
+/// How hidden states are read out of a model.
+///
+/// * `causal`: attend as the model was trained. A causal LM's layers 1..N never saw a token
+///   attend to later tokens; read bidirectionally they would be probed out of distribution.
+/// * `final_norm`: pass every layer's vector through the model's final LayerNorm. In a pre-LN
+///   model the residual stream is never normalised inside the blocks, so the raw stream keeps
+///   the token embedding (and its scale) in every layer; Ethayarajh (2019) measured BERT's
+///   normalised outputs. Both readouts are reported.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Readout {
+    pub causal: bool,
+    pub final_norm: bool,
+}
+
+impl Readout {
+    /// The readout of a model trained with `objective`, raw or normalised.
+    pub fn of(objective: transformer::data::Objective, final_norm: bool) -> Readout {
+        Readout {
+            causal: objective == transformer::data::Objective::Clm,
+            final_norm,
+        }
+    }
+
+    /// A short name for tables: `raw` or `norm`.
+    pub fn name(self) -> &'static str {
+        if self.final_norm {
+            "norm"
+        } else {
+            "raw"
+        }
+    }
+}
+
+/// Every layer's hidden states (0..=N) for `[batch, seq_len]` token ids, as the model computes
+/// them under `readout`, flat row-major `batch x seq_len x d_model` vectors.
 pub fn hidden_states(
     model: &Transformer,
     ids: &[u32],
     seq_len: usize,
+    readout: Readout,
     device: &Device,
 ) -> Vec<Vec<f32>> {
     let ids: Vec<i64> = ids.iter().map(|&x| x as i64).collect();
     let b = ids.len() / seq_len;
     let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, seq_len]), device);
-    model
-        .forward(tokens, None, false)
-        .hidden
+    layers(model, tokens, readout)
         .into_iter()
         .map(|h| h.into_data().try_into_vec::<f32>().expect("f32"))
         .collect()
+}
+
+/// The model's hidden states under `readout`, as tensors.
+fn layers(model: &Transformer, tokens: Tensor<2, Int>, readout: Readout) -> Vec<Tensor<3>> {
+    let hidden = model.forward(tokens, None, readout.causal).hidden;
+    if readout.final_norm {
+        hidden
+            .into_iter()
+            .map(|h| model.final_norm.forward(h))
+            .collect()
+    } else {
+        hidden
+    }
 }
 
 /// The input embedding rows of `words` (ids `0..words.len()`).
@@ -67,6 +119,7 @@ pub fn decontextualized(
     model: &Transformer,
     words: &[String],
     specials: SpecialTokens,
+    readout: Readout,
     device: &Device,
     batch: usize,
 ) -> Vec<WordVectors> {
@@ -80,12 +133,7 @@ pub fn decontextualized(
             .collect();
         let b = end - start;
         let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, 3]), device);
-        for (l, h) in model
-            .forward(tokens, None, false)
-            .hidden
-            .into_iter()
-            .enumerate()
-        {
+        for (l, h) in layers(model, tokens, readout).into_iter().enumerate() {
             let word_position = h.slice([0..b, 1..2, 0..d]).reshape([b, d]);
             data[l].extend(to_vec(word_position));
         }
@@ -96,17 +144,40 @@ pub fn decontextualized(
 /// Mean-pooled contextual vectors, one table per layer, and how many occurrences each word's
 /// vector averages.
 pub struct Aggregated {
+    /// One per layer (0..=N). Only words with at least one occurrence have a row: a word never
+    /// seen is out of vocabulary for every benchmark (skipped and counted like any OOV word),
+    /// never a zero vector scored as if it were known.
     pub tables: Vec<WordVectors>,
+    /// Occurrences averaged, per word of `words` (0 for a word never seen).
     pub occurrences: Vec<u32>,
     /// The `N` of "up to N occurrences".
     pub max_occurrences: u32,
 }
 
-/// Streams `sequences` (row-major, `seq_len` ids each, as the model was trained on) through the
-/// model `batch` sequences at a time and averages, per layer, each of the first `words.len()`
-/// ids' hidden states over its first `max_occurrences` occurrences. Sequences whose words have
-/// all reached `max_occurrences` are skipped, and the pass stops once every word has.
-/// `progress(done, total)` is called after each batch.
+impl Aggregated {
+    /// Words whose vector averages the full `N` occurrences.
+    pub fn words_at_max(&self) -> usize {
+        self.occurrences
+            .iter()
+            .filter(|&&c| c == self.max_occurrences)
+            .count()
+    }
+
+    /// Words averaged over fewer than `k` occurrences (unseen words included).
+    pub fn words_below(&self, k: u32) -> usize {
+        self.occurrences.iter().filter(|&&c| c < k).count()
+    }
+}
+
+/// Mean-pools, per layer, each of the first `words.len()` ids' hidden states over a uniform
+/// random sample of up to `max_occurrences` of its occurrences anywhere in `sequences`
+/// (row-major, `seq_len` ids each, as the model was trained on).
+///
+/// The sample is drawn first (a reservoir per word, Vitter's algorithm R, seeded by `seed`), so
+/// a frequent word's contexts come from the whole split, not from its first N occurrences in an
+/// article-ordered corpus; then only the sequences holding a sampled occurrence go through the
+/// model, `batch` at a time, and only running sums are kept. `progress(done, total)` is called
+/// after each batch.
 #[allow(clippy::too_many_arguments)]
 pub fn aggregated(
     model: &Transformer,
@@ -115,48 +186,55 @@ pub fn aggregated(
     seq_len: usize,
     max_occurrences: u32,
     batch: usize,
+    readout: Readout,
+    seed: u64,
     device: &Device,
     mut progress: impl FnMut(usize, usize),
 ) -> Aggregated {
     let n = words.len();
     let n_layers = model.blocks.len() + 1;
     let d = model.token_embedding_matrix().dims()[1];
+    let cap = max_occurrences as usize;
+    // The sample: token positions per word, uniformly chosen among all its occurrences.
+    let mut rng = crate::inference::SplitMix64::new(seed);
+    let mut sample: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut seen = vec![0usize; n];
+    for (pos, &id) in sequences.iter().enumerate() {
+        let w = id as usize;
+        if w >= n || cap == 0 {
+            continue;
+        }
+        if sample[w].len() < cap {
+            sample[w].push(pos);
+        } else {
+            let j = rng.below(seen[w] + 1);
+            if j < cap {
+                sample[w][j] = pos;
+            }
+        }
+        seen[w] += 1;
+    }
+    let mut chosen: Vec<usize> = sample.iter().flatten().copied().collect();
+    chosen.sort_unstable();
+    let mut rows: Vec<usize> = chosen.iter().map(|&p| p / seq_len).collect();
+    rows.dedup();
+
     let mut sums = vec![vec![0f64; n * d]; n_layers];
     let mut count = vec![0u32; n];
-    let n_seq = sequences.len() / seq_len;
-    let mut rows: Vec<usize> = Vec::with_capacity(batch);
-    let mut remaining = n; // words still below max_occurrences
-    let mut seq = 0;
-    while seq < n_seq && remaining > 0 {
-        rows.clear();
-        while rows.len() < batch && seq < n_seq {
-            let s = &sequences[seq * seq_len..(seq + 1) * seq_len];
-            if s.iter()
-                .any(|&id| (id as usize) < n && count[id as usize] < max_occurrences)
-            {
-                rows.push(seq);
-            }
-            seq += 1;
-        }
-        if rows.is_empty() {
-            break;
-        }
-        let ids: Vec<u32> = rows
+    let mut next = 0; // index into `chosen`
+    for (done, chunk) in rows.chunks(batch.max(1)).enumerate() {
+        let ids: Vec<u32> = chunk
             .iter()
             .flat_map(|&r| sequences[r * seq_len..(r + 1) * seq_len].iter().copied())
             .collect();
-        let hidden = hidden_states(model, &ids, seq_len, device);
-        for (i, &r) in rows.iter().enumerate() {
-            for (p, &id) in sequences[r * seq_len..(r + 1) * seq_len].iter().enumerate() {
-                let w = id as usize;
-                if w >= n || count[w] >= max_occurrences {
-                    continue;
-                }
+        let hidden = hidden_states(model, &ids, seq_len, readout, device);
+        for (i, &r) in chunk.iter().enumerate() {
+            while next < chosen.len() && chosen[next] / seq_len == r {
+                let pos = chosen[next];
+                next += 1;
+                let w = sequences[pos] as usize;
                 count[w] += 1;
-                if count[w] == max_occurrences {
-                    remaining -= 1;
-                }
-                let at = (i * seq_len + p) * d;
+                let at = (i * seq_len + pos % seq_len) * d;
                 for (l, h) in hidden.iter().enumerate() {
                     let dst = &mut sums[l][w * d..(w + 1) * d];
                     for (s, x) in dst.iter_mut().zip(&h[at..at + d]) {
@@ -165,17 +243,21 @@ pub fn aggregated(
                 }
             }
         }
-        progress(seq, n_seq);
+        progress(((done + 1) * batch.max(1)).min(rows.len()), rows.len());
     }
+    let present: Vec<usize> = (0..n).filter(|&w| count[w] > 0).collect();
+    let kept: Vec<String> = present.iter().map(|&w| words[w].clone()).collect();
     let tables = sums
         .into_iter()
         .map(|s| {
-            let data = s
-                .chunks_exact(d)
-                .zip(&count)
-                .flat_map(|(row, &c)| row.iter().map(move |x| (x / c.max(1) as f64) as f32))
+            let data = present
+                .iter()
+                .flat_map(|&w| {
+                    let c = count[w] as f64;
+                    s[w * d..(w + 1) * d].iter().map(move |x| (x / c) as f32)
+                })
                 .collect();
-            table(words, d, data)
+            table(&kept, d, data)
         })
         .collect();
     Aggregated {

@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use analysis::geometry::attention_geometry;
-use analysis::representations::{aggregated, decontextualized, embedding_table};
+use analysis::representations::{
+    aggregated, decontextualized, embedding_table, hidden_states, Readout,
+};
 use burn::tensor::Device;
 use corpus::{Corpus, CorpusConfig, Preset};
 use transformer::model::QkvTying;
@@ -91,7 +93,7 @@ fn layer_zero_vectors_are_token_plus_position_embeddings() {
     assert_eq!(table.data(), &emb[..10 * d]);
 
     // Decontextualized: the word sits at position 1 of [CLS] w [SEP].
-    let dec = decontextualized(&m, &words, specials, &Device::flex(), 4);
+    let dec = decontextualized(&m, &words, specials, Readout::default(), &Device::flex(), 4);
     assert_eq!(dec.len(), 3);
     for w in 0..10 {
         for j in 0..d {
@@ -102,11 +104,11 @@ fn layer_zero_vectors_are_token_plus_position_embeddings() {
     // Deeper layers differ from layer 0 (the blocks do something).
     assert_ne!(dec[1].data(), dec[0].data());
 
-    // Aggregated: sequences of 6 tokens; the layer-0 mean of a word over its first N
-    // occurrences is its embedding plus the mean of the position embeddings it occurred at.
+    // Aggregated: sequences of 6 tokens; with N above every word's count, the layer-0 mean of
+    // a word is its embedding plus the mean of the position embeddings it occurred at.
     let seq_len = 6;
     let seqs: Vec<u32> = c.encoded.ids[..60 * seq_len].to_vec();
-    let n_max = 5;
+    let n_max = 1000;
     let mut calls = 0;
     let agg = aggregated(
         &m,
@@ -115,6 +117,8 @@ fn layer_zero_vectors_are_token_plus_position_embeddings() {
         seq_len,
         n_max,
         7,
+        Readout::default(),
+        1,
         &Device::flex(),
         |_, _| calls += 1,
     );
@@ -163,6 +167,7 @@ fn a_word_in_identical_contexts_has_self_similarity_one() {
         10,
         100,
         1,
+        Readout::default(),
         &Device::flex(),
     );
     assert_eq!(rows.len(), 3);
@@ -267,11 +272,22 @@ fn pooled_vectors_of_a_trained_model_separate_planted_classes_untrained_do_not()
     device.seed(5);
     let untrained = cfg.init(&device);
     let purity = |m: &Transformer| -> Vec<f64> {
-        aggregated(m, &words, &seqs.train, 16, 50, 32, &device, |_, _| {})
-            .tables
-            .iter()
-            .map(|t| nearest_neighbour_purity(t, &class_words))
-            .collect()
+        aggregated(
+            m,
+            &words,
+            &seqs.train,
+            16,
+            50,
+            32,
+            Readout::default(),
+            1,
+            &device,
+            |_, _| {},
+        )
+        .tables
+        .iter()
+        .map(|t| nearest_neighbour_purity(t, &class_words))
+        .collect()
     };
     let (t, u) = (purity(&trained), purity(&untrained));
     eprintln!("nearest-neighbour purity per layer: trained {t:?}, untrained {u:?}");
@@ -283,6 +299,193 @@ fn pooled_vectors_of_a_trained_model_separate_planted_classes_untrained_do_not()
     // (chance: 3 of the 7 other words share the class).
     assert!(u.iter().all(|&p| p < 1.0), "untrained {u:?}");
     assert!(u.iter().sum::<f64>() / 3.0 < 0.75, "untrained {u:?}");
+}
+
+#[test]
+fn a_causal_lm_is_read_causally_its_vectors_blind_to_later_tokens() {
+    let _serial = serial();
+    let c = corpus();
+    let m = model(c.vocab.len_with_specials(), QkvTying::Untied);
+    let d = 16;
+    // Two sequences equal up to position 2, different after it.
+    let a: Vec<u32> = vec![1, 2, 3, 4, 5, 6];
+    let b: Vec<u32> = vec![1, 2, 3, 9, 8, 7];
+    let causal = Readout {
+        causal: true,
+        final_norm: false,
+    };
+    for readout in [
+        causal,
+        Readout {
+            causal: true,
+            final_norm: true,
+        },
+    ] {
+        let (ha, hb) = (
+            hidden_states(&m, &a, 6, readout, &Device::flex()),
+            hidden_states(&m, &b, 6, readout, &Device::flex()),
+        );
+        for l in 0..3 {
+            // Positions 0..=2 see only the shared prefix.
+            assert_eq!(ha[l][..3 * d], hb[l][..3 * d], "layer {l} {readout:?}");
+            assert_ne!(ha[l][3 * d..4 * d], hb[l][3 * d..4 * d]);
+        }
+    }
+    // Read bidirectionally (how a CLM was probed before), position 2 depends on what follows.
+    let (ha, hb) = (
+        hidden_states(&m, &a, 6, Readout::default(), &Device::flex()),
+        hidden_states(&m, &b, 6, Readout::default(), &Device::flex()),
+    );
+    assert_ne!(ha[1][2 * d..3 * d], hb[1][2 * d..3 * d]);
+    // The normalised readout is the final LayerNorm of the raw one: unit variance per vector.
+    let norm = hidden_states(
+        &m,
+        &a,
+        6,
+        Readout {
+            causal: false,
+            final_norm: true,
+        },
+        &Device::flex(),
+    );
+    let v = &norm[2][..d];
+    let mean = v.iter().sum::<f32>() / d as f32;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f32>() / d as f32;
+    assert!(
+        mean.abs() < 1e-4 && (var - 1.0).abs() < 1e-2,
+        "mean {mean} var {var}"
+    );
+}
+
+#[test]
+fn pooling_samples_the_whole_split_uniformly_and_unseen_words_are_oov() {
+    let _serial = serial();
+    // "x" sits at position 1 in the first 100 sequences and at position 4 in the last 100;
+    // "z" is in the vocabulary but never in the sequences pooled.
+    let mut text = String::new();
+    for i in 0..200 {
+        let s = if i < 100 {
+            "a x b c d e "
+        } else {
+            "a b c d x e "
+        };
+        text += s;
+    }
+    text += "z z z z z ";
+    let c = corpus_of(&text);
+    let m = model(c.vocab.len_with_specials(), QkvTying::Untied);
+    let id = |w: &str| c.vocab.words().iter().position(|v| v == w).unwrap();
+    let words: Vec<String> = c.vocab.words().to_vec();
+    let seq_len = 6;
+    let seqs: Vec<u32> = c.encoded.ids[..200 * seq_len].to_vec();
+    let agg = aggregated(
+        &m,
+        &words,
+        &seqs,
+        seq_len,
+        20,
+        16,
+        Readout::default(),
+        3,
+        &Device::flex(),
+        |_, _| {},
+    );
+    let (x, z) = (id("x"), id("z"));
+    assert_eq!(agg.occurrences[x], 20);
+    assert_eq!(agg.occurrences[z], 0);
+    // "z" has no row: it is OOV for every benchmark, not a zero vector.
+    assert_eq!(agg.tables[0].len(), words.len() - 1);
+    assert!(!agg.tables[0].words().contains(&"z".to_string()));
+    assert_eq!(
+        agg.words_at_max(),
+        words.len() - 1,
+        "a..e and x occur 200 times"
+    );
+    assert_eq!(agg.words_below(5), 1);
+    // Layer 0 of "x" is E[x] + the mean position embedding of its sampled occurrences: the
+    // share f sampled from the second half solves row = E[x] + (1 - f) P[1] + f P[4].
+    let d = 16;
+    let emb = floats(m.token_embedding_matrix());
+    let pos = floats(m.position_embedding.weight.val());
+    let row = agg.tables[0].row(agg.tables[0].words().iter().position(|w| w == "x").unwrap());
+    let (mut num, mut den) = (0f64, 0f64);
+    for j in 0..d {
+        let r = (row[j] - emb[x * d + j] - pos[d + j]) as f64;
+        let span = (pos[4 * d + j] - pos[d + j]) as f64;
+        num += r * span;
+        den += span * span;
+    }
+    let f = num / den;
+    // The first 20 occurrences (the old rule) would give f = 0; a uniform sample of 20 from
+    // 100 + 100 gives 0.5 on average (hypergeometric sd 0.11).
+    assert!(f > 0.2 && f < 0.8, "share from the second half {f}");
+    assert!(
+        (f * 20.0 - (f * 20.0).round()).abs() < 1e-3,
+        "f = k/20: {f}"
+    );
+}
+
+#[test]
+fn the_intra_sentence_null_is_the_bag_statistic_not_the_anisotropy() {
+    use analysis::geometry::mean_cosine_to_mean;
+    // 62 independent random directions in 128 dimensions: pairwise cosines ~0 (anisotropy 0),
+    // yet each vector's cosine with their mean is about sqrt(1/62) = 0.127.
+    let mut s = 0x9E3779B97F4A7C15u64;
+    let mut gauss = || {
+        let mut u = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let (a, b) = (u().max(1e-12), u());
+        ((-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()) as f32
+    };
+    let vecs: Vec<Vec<f32>> = (0..62)
+        .map(|_| (0..128).map(|_| gauss()).collect())
+        .collect();
+    let refs: Vec<&[f32]> = vecs.iter().map(|v| v.as_slice()).collect();
+    let got = mean_cosine_to_mean(&refs);
+    let a = analysis::geometry::mean_pairwise_cosine(&refs);
+    let predicted = ((1.0 + 61.0 * a) / 62.0).sqrt();
+    assert!(a.abs() < 0.02, "{a}");
+    assert!((got - predicted).abs() < 0.01, "{got} vs {predicted}");
+    assert!((got - 0.127).abs() < 0.015, "{got}");
+}
+
+#[test]
+fn an_untrained_models_intra_sentence_similarity_sits_at_its_null() {
+    let _serial = serial();
+    use analysis::geometry::contextuality;
+    let c = corpus();
+    let m = model(c.vocab.len_with_specials(), QkvTying::Untied);
+    let seq_len = 10;
+    let n_seq = c.encoded.ids.len() / seq_len;
+    let seqs: Vec<u32> = c.encoded.ids[..n_seq * seq_len].to_vec();
+    let rows = contextuality(
+        &m,
+        &seqs,
+        seq_len,
+        n_seq,
+        c.vocab.len() as u32,
+        &[0, 1, 2],
+        20,
+        20_000,
+        4,
+        Readout::default(),
+        &Device::flex(),
+    );
+    for r in &rows {
+        eprintln!("{r:?}");
+        // The raw statistic is far above the anisotropy (the old, wrong null) ...
+        assert!(r.intra_sentence - r.anisotropy > 0.15, "{r:?}");
+        // ... and at the empirical null.
+        assert!(r.intra_sentence_excess.abs() < 0.03, "{r:?}");
+        assert!(
+            r.max_explainable_variance_null > 0.0 && r.max_explainable_variance_null < 1.0,
+            "{r:?}"
+        );
+    }
 }
 
 /// burn's random number generator is one per backend, shared by every thread: a test that seeds

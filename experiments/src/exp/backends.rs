@@ -19,7 +19,7 @@ use burn::optim::AdamWConfig;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use serde::{Deserialize, Serialize};
 
-use analysis::representations::hidden_states;
+use analysis::representations::{hidden_states, Readout};
 use corpus::CorpusConfig;
 use transformer::backend::BackendKind;
 use transformer::data::{Objective, Sequences};
@@ -79,6 +79,18 @@ pub fn open_device(kind: BackendKind) -> anyhow::Result<Device> {
     if kind != BackendKind::Wgpu {
         return Ok(kind.device());
     }
+    let advice = "use --backend flex, or install a Vulkan driver (on Debian/Ubuntu without a GPU: \
+                  `apt-get install mesa-vulkan-drivers`, a software Vulkan device)";
+    let Some(adapter) =
+        transformer::backend::choose_adapter(&transformer::backend::probe_adapters())
+    else {
+        anyhow::bail!(
+            "no usable wgpu adapter: wgpu found no GPU or software driver on Vulkan, DX12 or OpenGL; {advice}"
+        );
+    };
+    let allow_gl = std::env::var_os("EMBEDLAB_WGPU_ALLOW_GL").is_some_and(|v| v == "1");
+    transformer::backend::check_adapter(&adapter, allow_gl).map_err(anyhow::Error::msg)?;
+    eprintln!("wgpu adapter: {adapter}");
     let (tx, rx) = mpsc::channel();
     let previous_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
@@ -98,8 +110,6 @@ pub fn open_device(kind: BackendKind) -> anyhow::Result<Device> {
     });
     let answer = rx.recv_timeout(OPEN_TIMEOUT);
     std::panic::set_hook(previous_hook);
-    let advice = "use --backend flex, or install a Vulkan driver (on Debian/Ubuntu without a GPU: \
-                  `apt-get install mesa-vulkan-drivers`, a software Vulkan device)";
     match answer {
         Ok(Ok((device, sum))) if sum == 3.0 => Ok(device),
         Ok(Ok((_, sum))) => anyhow::bail!("wgpu device computed 1 + 2 = {sum}; {advice}"),
@@ -200,11 +210,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     // 1. Agreement of the forward pass.
     let batch = seqs.heldout_batch(Objective::Mlm, cfg.batch_size, 0);
     let shape = [batch.batch, batch.seq_len];
-    let reference = hidden_states(&reference_model, &batch.inputs, shape[1], &flex);
+    let reference = hidden_states(
+        &reference_model,
+        &batch.inputs,
+        shape[1],
+        Readout::default(),
+        &flex,
+    );
     let mut agreement = Vec::new();
     for (kind, device) in &devices {
         let model = reference_model.clone().to_device(device);
-        let hidden = hidden_states(&model, &batch.inputs, shape[1], device);
+        let hidden = hidden_states(&model, &batch.inputs, shape[1], Readout::default(), device);
         for (layer, (r, h)) in reference.iter().zip(&hidden).enumerate() {
             let (diff, scale) = max_abs_diff(r, h);
             println!(

@@ -212,6 +212,7 @@ fn load_config(args: &Args, exp: &str) -> anyhow::Result<Config> {
     if args.quick {
         cfg.quick();
     }
+    config::check_transformer(path.as_deref(), &cfg.model, &cfg.training)?;
     Ok(cfg)
 }
 
@@ -966,6 +967,11 @@ impl View<'_> {
             &[
                 line(mlm, "self_similarity", "self-similarity".into()),
                 line(mlm, "intra_sentence", "intra-sentence similarity".into()),
+                line(
+                    mlm,
+                    "intra_sentence_null",
+                    "intra-sentence null (random tokens, same positions)".into(),
+                ),
                 line(mlm, "anisotropy", "anisotropy (random token pairs)".into()),
                 line(
                     mlm,

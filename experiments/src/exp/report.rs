@@ -382,8 +382,9 @@ fn findings(src: &Sources) -> String {
     let _ = writeln!(w, "### How contextual is each layer?\n");
     match src.get(Experiment::Contextuality) {
         Some(t) => {
-            let _ = writeln!(w, "| layer | self-similarity | intra-sentence | anisotropy | self-similarity - anisotropy |");
-            let _ = writeln!(w, "|---|---|---|---|---|");
+            let _ = writeln!(w, "Intra-sentence similarity is read against its null, the same statistic on bags of random tokens from other sequences at the same positions (not against the anisotropy: a token's cosine with a mean that contains it is far above the mean pairwise cosine even for unrelated tokens). Rows computed before that null existed show \"-\" there.\n");
+            let _ = writeln!(w, "| layer | self-similarity | intra-sentence | intra-sentence null | intra-sentence - null | anisotropy | self-similarity - anisotropy |");
+            let _ = writeln!(w, "|---|---|---|---|---|---|---|");
             for l in t.layers(MLM, "contextual") {
                 let g = |m: &str| {
                     t.get(MLM, "contextual", Some(l), "contextuality", m)
@@ -391,9 +392,11 @@ fn findings(src: &Sources) -> String {
                 };
                 let _ = writeln!(
                     w,
-                    "| {l} | {} | {} | {} | {} |",
+                    "| {l} | {} | {} | {} | {} | {} | {} |",
                     g("self_similarity"),
                     g("intra_sentence"),
+                    g("intra_sentence_null"),
+                    g("intra_sentence_excess"),
                     g("anisotropy"),
                     g("self_similarity_adjusted")
                 );

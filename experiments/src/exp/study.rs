@@ -25,7 +25,9 @@ use serde::{Deserialize, Serialize};
 
 use analysis::collocation::{collocation_pairs, collocation_score, CollocationPairs};
 use analysis::geometry::{attention_geometry, contextuality};
-use analysis::representations::{aggregated, decontextualized, embedding_table, lm_head_table};
+use analysis::representations::{
+    aggregated, decontextualized, embedding_table, lm_head_table, Readout,
+};
 use burn::module::Module;
 use burn::tensor::Device;
 use corpus::{Corpus, CorpusConfig};
@@ -42,16 +44,17 @@ use crate::runs::{self, TransformerKey};
 use crate::Args;
 
 /// Bumped whenever what [`Study::scores`] measures changes, so cached scores are recomputed.
-const SCORES_VERSION: u32 = 1;
+/// Bumped whenever what a score row means changes, so cached measurements are not reused:
+/// 2 = pooling over the whole training split with OOV for unseen words, causal readout of CLM,
+/// contextuality nulls.
+const SCORES_VERSION: u32 = 2;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Pooling {
-    /// Occurrences averaged per word for the aggregated vectors.
+    /// Occurrences averaged per word for the aggregated vectors: a uniform sample of up to this
+    /// many from the whole training split.
     pub max_occurrences: u32,
-    /// Only the first N training sequences are streamed (the pass stops earlier once every
-    /// word has `max_occurrences`).
-    pub max_sequences: usize,
     /// Sequences per forward pass.
     pub batch: usize,
 }
@@ -60,7 +63,6 @@ impl Default for Pooling {
     fn default() -> Self {
         Pooling {
             max_occurrences: 100,
-            max_sequences: 8_000,
             batch: 64,
         }
     }
@@ -158,7 +160,6 @@ impl Config {
         self.eval.restrict_vocab = self.eval.restrict_vocab.min(5_000);
         self.pooling = Pooling {
             max_occurrences: 5,
-            max_sequences: 200,
             batch: 32,
         };
         self.contextuality = ContextualityConfig {
@@ -501,10 +502,14 @@ impl Study {
         if let Some(head) = lm_head_table(&model, &self.words) {
             rows.extend(self.score_table(&head, &t("lm_head", None)));
         }
+        // Read each model as it was trained (causal for a causal LM); the raw residual stream.
+        let (_, training_cfg) = self.variant(id, seed);
+        let readout = Readout::of(training_cfg.objective, false);
         let dec = decontextualized(
             &model,
             &self.words,
             self.corpus.vocab.specials(),
+            readout,
             &self.device,
             256,
         );
@@ -512,29 +517,26 @@ impl Study {
             rows.extend(self.score_table(table, &t("decontextualized", Some(l))));
         }
         let p = &self.cfg.pooling;
-        let n_seq = self.seqs.n_train().min(p.max_sequences);
         let agg = aggregated(
             &model,
             &self.words,
-            &self.seqs.train[..n_seq * self.seqs.seq_len],
+            &self.seqs.train,
             self.seqs.seq_len,
             p.max_occurrences,
             p.batch,
+            readout,
+            seed,
             &self.device,
             |_, _| {},
         );
         for (l, table) in agg.tables.iter().enumerate() {
             rows.extend(self.score_table(table, &t("aggregated", Some(l))));
         }
-        let at_max = agg
-            .occurrences
-            .iter()
-            .filter(|&&c| c == agg.max_occurrences)
-            .count();
         let seen = agg.occurrences.iter().filter(|&&c| c > 0).count();
         for (metric, value) in [
             ("max_occurrences", agg.max_occurrences as f64),
-            ("words_at_max", at_max as f64),
+            ("words_at_max", agg.words_at_max() as f64),
+            ("words_below_5", agg.words_below(5) as f64),
             ("words_seen", seen as f64),
         ] {
             rows.push(TidyRow {
@@ -561,16 +563,24 @@ impl Study {
             c.per_word,
             c.pairs,
             seed,
+            readout,
             &self.device,
         );
         for layer in &ctx {
             for (metric, value) in [
                 ("self_similarity", layer.self_similarity),
                 ("intra_sentence", layer.intra_sentence),
+                ("intra_sentence_null", layer.intra_sentence_null),
+                // intra - null; not "intra_sentence_adjusted", which in rows before scores
+                // version 2 meant intra - anisotropy.
+                ("intra_sentence_excess", layer.intra_sentence_excess),
                 ("anisotropy", layer.anisotropy),
-                ("max_explainable_variance", layer.max_explainable_variance),
+                // Centred PCA over words with 5+ contexts; version-1 rows named
+                // "max_explainable_variance" were uncentred over words with 2+.
+                ("mev_centred", layer.max_explainable_variance),
+                ("mev_centred_null", layer.max_explainable_variance_null),
+                ("mev_centred_excess", layer.max_explainable_variance_excess),
                 ("self_similarity_adjusted", layer.self_similarity_adjusted),
-                ("intra_sentence_adjusted", layer.intra_sentence_adjusted),
             ] {
                 rows.push(TidyRow {
                     benchmark: "contextuality".into(),
