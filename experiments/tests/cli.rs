@@ -493,6 +493,30 @@ fn config_values_burn_cannot_take_are_refused_naming_file_and_key() {
 }
 
 #[test]
+fn word2vec_settings_are_checked_before_either_model_trains() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("w2v.toml");
+    std::fs::write(&config, "[cbow]\nnegative = 0\n").unwrap();
+    let o = run(&[
+        "--exp",
+        "word2vec",
+        "--quick",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("w2v.toml: [cbow] negative must be at least 1"),
+        "{err}"
+    );
+    // SGNS comes first in the run: it must not have trained and written its vectors.
+    assert!(!dir.path().join("word2vec").exists());
+}
+
+#[test]
 fn resume_says_what_it_continues_and_a_cpu_run_never_touches_vulkan() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();

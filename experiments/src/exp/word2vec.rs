@@ -83,6 +83,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         corpus.vocab.len(),
         config.corpus.min_count
     );
+    // Both models' settings checked before either trains, naming the file and the table.
+    let source = config_path
+        .as_ref()
+        .map_or("the built-in defaults".to_string(), |p| {
+            p.display().to_string()
+        });
+    for (name, cfg) in [("sgns", &config.sgns), ("cbow", &config.cbow)] {
+        effective(args, cfg.clone())
+            .validate(corpus.encoded.n_chunks())
+            .map_err(|e| anyhow::anyhow!("{source}: [{name}] {}", e.0))?;
+    }
     let benchmarks = Benchmarks::load(&args.similarity)?;
     let dir = args.out.join("word2vec");
     let (mut runs, mut rows) = (Vec::new(), Vec::new());
