@@ -67,8 +67,20 @@ pub fn mean_pairwise_cosine(vectors: &[&[f32]]) -> f64 {
 /// dimensions): ||X^T Y||_F^2 / (||X^T X||_F ||Y^T Y||_F) after centring each column. 1 when Y is
 /// X up to rotation and scale: it compares the subspaces the heads project onto, which the plain
 /// cosine of the flattened matrices does not.
+///
+/// It is not 0 for unrelated matrices: for independent Gaussian n x k matrices it is about
+/// k / (n + k) (0.20 for 128 input coordinates and 32-dimensional heads), so every CKA is read
+/// beside [`linear_cka_null`].
 pub fn linear_cka(x: &[f32], y: &[f32], n: usize, k: usize) -> f64 {
-    let centre = |m: &[f32]| -> Vec<f64> {
+    linear_cka_wide(x, k, y, k, n)
+}
+
+/// [`linear_cka`] of an `n x kx` and an `n x ky` matrix (the widths may differ: the embedding
+/// matrix against its projection through one head).
+pub fn linear_cka_wide(x: &[f32], kx: usize, y: &[f32], ky: usize, n: usize) -> f64 {
+    assert_eq!(x.len(), n * kx);
+    assert_eq!(y.len(), n * ky);
+    let centre = |m: &[f32], k: usize| -> Vec<f64> {
         let mut out: Vec<f64> = m.iter().map(|&v| v as f64).collect();
         for c in 0..k {
             let mean = (0..n).map(|r| out[r * k + c]).sum::<f64>() / n as f64;
@@ -76,24 +88,57 @@ pub fn linear_cka(x: &[f32], y: &[f32], n: usize, k: usize) -> f64 {
         }
         out
     };
-    let (x, y) = (centre(x), centre(y));
-    // Frobenius norm squared of A^T B (k x k).
-    let cross = |a: &[f64], b: &[f64]| -> f64 {
+    let (x, y) = (centre(x, kx), centre(y, ky));
+    // Frobenius norm squared of A^T B (ka x kb).
+    let cross = |a: &[f64], ka: usize, b: &[f64], kb: usize| -> f64 {
         let mut total = 0.0;
-        for i in 0..k {
-            for j in 0..k {
-                let v: f64 = (0..n).map(|r| a[r * k + i] * b[r * k + j]).sum();
+        for i in 0..ka {
+            for j in 0..kb {
+                let v: f64 = (0..n).map(|r| a[r * ka + i] * b[r * kb + j]).sum();
                 total += v * v;
             }
         }
         total
     };
-    let denom = (cross(&x, &x) * cross(&y, &y)).sqrt();
+    let denom = (cross(&x, kx, &x, kx) * cross(&y, ky, &y, ky)).sqrt();
     if denom == 0.0 {
         0.0
     } else {
-        cross(&x, &y) / denom
+        cross(&x, kx, &y, ky) / denom
     }
+}
+
+/// The chance level of [`linear_cka`] for these two matrices: its mean over `draws` random
+/// permutations of `y`'s rows, which keep each matrix's own statistics and break only the
+/// correspondence of the rows (input coordinates, or words).
+pub fn linear_cka_null(x: &[f32], y: &[f32], n: usize, k: usize, draws: usize, seed: u64) -> f64 {
+    linear_cka_wide_null(x, k, y, k, n, draws, seed)
+}
+
+/// [`linear_cka_null`] for matrices of different widths.
+pub fn linear_cka_wide_null(
+    x: &[f32],
+    kx: usize,
+    y: &[f32],
+    k: usize,
+    n: usize,
+    draws: usize,
+    seed: u64,
+) -> f64 {
+    let mut rng = crate::inference::SplitMix64::new(seed);
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut total = 0.0;
+    for _ in 0..draws {
+        for i in (1..n).rev() {
+            order.swap(i, crate::inference::index(&mut rng, i + 1));
+        }
+        let shuffled: Vec<f32> = order
+            .iter()
+            .flat_map(|&r| y[r * k..(r + 1) * k].iter().copied())
+            .collect();
+        total += linear_cka_wide(x, kx, &shuffled, k, n);
+    }
+    total / draws.max(1) as f64
 }
 
 /// One head's attention-matrix measures.
@@ -110,7 +155,14 @@ pub struct HeadGeometry {
     pub cka_k_v: f64,
     /// Symmetric share of W_Q^h (W_K^h)^T.
     pub qk_symmetric_share: f64,
+    /// [`linear_cka_null`] of each pair: the value unrelated matrices of these shapes get.
+    pub cka_q_k_null: f64,
+    pub cka_q_v_null: f64,
+    pub cka_k_v_null: f64,
 }
+
+/// Row permutations per CKA chance level.
+const NULL_DRAWS: usize = 20;
 
 /// The columns of head `h` of a `[d_in, d_out]` input-major matrix, as `d_in x d_k` row-major.
 fn head_columns(w: &[f32], d_in: usize, d_out: usize, h: usize, d_k: usize) -> Vec<f32> {
@@ -125,40 +177,142 @@ fn head_columns(w: &[f32], d_in: usize, d_out: usize, h: usize, d_k: usize) -> V
 
 /// Every layer's and head's measures (layers numbered from 1, as the blocks' hidden states are).
 pub fn attention_geometry(model: &Transformer) -> Vec<HeadGeometry> {
-    let mut rows = Vec::new();
-    for (l, block) in model.blocks.iter().enumerate() {
-        let att = &block.attention;
-        let [q, k, v] = att.qkv_weights();
-        let [d_in, d_out] = q.dims();
-        let get = |t: burn::tensor::Tensor<2>| t.into_data().try_into_vec::<f32>().expect("f32");
-        let (q, k, v) = (get(q), get(k), get(v));
-        for h in 0..att.n_heads {
-            let qh = head_columns(&q, d_in, d_out, h, att.d_k);
-            let kh = head_columns(&k, d_in, d_out, h, att.d_k);
-            let vh = head_columns(&v, d_in, d_out, h, att.d_k);
+    qkv_per_layer(model)
+        .iter()
+        .enumerate()
+        .flat_map(|(l, w)| head_geometry(l + 1, w))
+        .collect()
+}
+
+/// The same measures on what training changed, W - W0 per matrix: whether the *updates* to
+/// W_Q, W_K and W_V point the same way, which the trained matrices (mostly their random
+/// initialisation at these budgets) cannot show. `initial` is the model as initialised (the same
+/// config and seed; [`transformer::TransformerConfig::init`] draws every weight at once).
+pub fn attention_update_geometry(
+    trained: &Transformer,
+    initial: &Transformer,
+) -> Vec<HeadGeometry> {
+    let (t, i) = (qkv_per_layer(trained), qkv_per_layer(initial));
+    t.iter()
+        .zip(&i)
+        .enumerate()
+        .flat_map(|(l, (t, i))| {
+            let delta = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x - y).collect();
+            let w = LayerQkv {
+                q: delta(&t.q, &i.q),
+                k: delta(&t.k, &i.k),
+                v: delta(&t.v, &i.v),
+                ..*t
+            };
+            head_geometry(l + 1, &w)
+        })
+        .collect()
+}
+
+/// One layer's W_Q, W_K, W_V as `[d_in, d_out]` input-major floats.
+pub struct LayerQkv {
+    pub q: Vec<f32>,
+    pub k: Vec<f32>,
+    pub v: Vec<f32>,
+    pub d_in: usize,
+    pub d_out: usize,
+    pub n_heads: usize,
+    pub d_k: usize,
+}
+
+impl Clone for LayerQkv {
+    fn clone(&self) -> Self {
+        LayerQkv {
+            q: self.q.clone(),
+            k: self.k.clone(),
+            v: self.v.clone(),
+            ..*self
+        }
+    }
+}
+
+/// Every layer's W_Q, W_K, W_V (the matrices used; tied ones are equal).
+pub fn qkv_per_layer(model: &Transformer) -> Vec<LayerQkv> {
+    model
+        .blocks
+        .iter()
+        .map(|block| {
+            let att = &block.attention;
+            let [q, k, v] = att.qkv_weights();
+            let [d_in, d_out] = q.dims();
+            let get =
+                |t: burn::tensor::Tensor<2>| t.into_data().try_into_vec::<f32>().expect("f32");
+            LayerQkv {
+                q: get(q),
+                k: get(k),
+                v: get(v),
+                d_in,
+                d_out,
+                n_heads: att.n_heads,
+                d_k: att.d_k,
+            }
+        })
+        .collect()
+}
+
+/// The measures of every head of one layer's matrices.
+pub fn head_geometry(layer: usize, w: &LayerQkv) -> Vec<HeadGeometry> {
+    let (d_in, d_out, d_k) = (w.d_in, w.d_out, w.d_k);
+    (0..w.n_heads)
+        .map(|h| {
+            let qh = head_columns(&w.q, d_in, d_out, h, d_k);
+            let kh = head_columns(&w.k, d_in, d_out, h, d_k);
+            let vh = head_columns(&w.v, d_in, d_out, h, d_k);
             // M = Q_h K_h^T, d_in x d_in.
             let mut m = vec![0f64; d_in * d_in];
             for i in 0..d_in {
                 for j in 0..d_in {
-                    m[i * d_in + j] = (0..att.d_k)
-                        .map(|c| qh[i * att.d_k + c] as f64 * kh[j * att.d_k + c] as f64)
+                    m[i * d_in + j] = (0..d_k)
+                        .map(|c| qh[i * d_k + c] as f64 * kh[j * d_k + c] as f64)
                         .sum();
                 }
             }
-            rows.push(HeadGeometry {
-                layer: l + 1,
+            let seed = (layer * 1000 + h) as u64;
+            HeadGeometry {
+                layer,
                 head: h,
                 cos_q_k: cosine(&qh, &kh),
                 cos_q_v: cosine(&qh, &vh),
                 cos_k_v: cosine(&kh, &vh),
-                cka_q_k: linear_cka(&qh, &kh, d_in, att.d_k),
-                cka_q_v: linear_cka(&qh, &vh, d_in, att.d_k),
-                cka_k_v: linear_cka(&kh, &vh, d_in, att.d_k),
+                cka_q_k: linear_cka(&qh, &kh, d_in, d_k),
+                cka_q_v: linear_cka(&qh, &vh, d_in, d_k),
+                cka_k_v: linear_cka(&kh, &vh, d_in, d_k),
                 qk_symmetric_share: symmetric_share(&m, d_in),
-            });
+                cka_q_k_null: linear_cka_null(&qh, &kh, d_in, d_k, NULL_DRAWS, seed),
+                cka_q_v_null: linear_cka_null(&qh, &vh, d_in, d_k, NULL_DRAWS, seed + 1),
+                cka_k_v_null: linear_cka_null(&kh, &vh, d_in, d_k, NULL_DRAWS, seed + 2),
+            }
+        })
+        .collect()
+}
+
+/// The embedding matrix seen through one head: rows `E[w] W^h` (`words x d_k`), the vectors a
+/// head's query, key or value projection makes of each word before any context. Scored like any
+/// table, and compared with E by [`linear_cka_wide`] over the words.
+pub fn project_rows(
+    e: &[f32],
+    d: usize,
+    w: &[f32],
+    d_out: usize,
+    h: usize,
+    d_k: usize,
+) -> Vec<f32> {
+    let n = e.len() / d;
+    let wh = head_columns(w, d, d_out, h, d_k);
+    let mut out = vec![0f32; n * d_k];
+    for r in 0..n {
+        for c in 0..d_k {
+            out[r * d_k + c] = (0..d)
+                .map(|i| e[r * d + i] as f64 * wh[i * d_k + c] as f64)
+                .sum::<f64>() as f32;
         }
     }
-    rows
+    out
 }
 
 #[cfg(test)]
@@ -189,6 +343,74 @@ mod tests {
         let a = [1.0f32, -1.0, 1.0, -1.0];
         let b = [1.0f32, 1.0, -1.0, -1.0];
         assert!(linear_cka(&a, &b, 4, 1).abs() < 1e-12);
+    }
+
+    /// Deterministic standard-normal-ish values.
+    fn gaussian(n: usize, seed: u64) -> Vec<f32> {
+        let mut rng = crate::inference::SplitMix64::new(seed);
+        (0..n)
+            .map(|_| {
+                let mut u = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                let (a, b) = (u().max(1e-12), u());
+                ((-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()) as f32
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unrelated_matrices_sit_at_the_cka_chance_level_k_over_n_plus_k() {
+        // 128 input coordinates, 32-dimensional heads: independent matrices give about
+        // 32 / 160 = 0.20, and the permutation null finds the same level.
+        let (n, k) = (128, 32);
+        let (x, y) = (gaussian(n * k, 1), gaussian(n * k, 2));
+        let cka = linear_cka(&x, &y, n, k);
+        let null = linear_cka_null(&x, &y, n, k, 20, 3);
+        assert!((cka - 0.2).abs() < 0.03, "{cka}");
+        assert!((null - 0.2).abs() < 0.02, "{null}");
+        // A matrix against itself is far above its null.
+        assert!((linear_cka(&x, &x, n, k) - 1.0).abs() < 1e-12);
+        assert!(linear_cka_null(&x, &x, n, k, 20, 3) < 0.25);
+    }
+
+    #[test]
+    fn updates_that_move_q_and_k_together_are_found_in_the_deltas_only() {
+        // Trained = random init + the same update U on W_Q and W_K; the trained matrices look
+        // unrelated (init dominates), the updates are identical.
+        let (d, heads, d_k) = (16, 2, 8);
+        let layer = |q: Vec<f32>, k: Vec<f32>, v: Vec<f32>| LayerQkv {
+            q,
+            k,
+            v,
+            d_in: d,
+            d_out: d,
+            n_heads: heads,
+            d_k,
+        };
+        let (q0, k0, v0) = (gaussian(d * d, 4), gaussian(d * d, 5), gaussian(d * d, 6));
+        let u: Vec<f32> = gaussian(d * d, 7).iter().map(|x| 0.05 * x).collect();
+        let add = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x + y).collect::<Vec<_>>();
+        let trained = layer(add(&q0, &u), add(&k0, &u), v0.clone());
+        let t = head_geometry(1, &trained);
+        assert!(t.iter().all(|h| h.cos_q_k.abs() < 0.3), "{t:?}");
+        let delta = layer(u.clone(), u.clone(), vec![0.0; d * d]);
+        let dg = head_geometry(1, &delta);
+        assert!(dg
+            .iter()
+            .all(|h| (h.cos_q_k - 1.0).abs() < 1e-9 && (h.cka_q_k - 1.0).abs() < 1e-9));
+        assert!(dg.iter().all(|h| h.cka_q_k_null < 0.7), "{dg:?}");
+    }
+
+    #[test]
+    fn projecting_rows_through_a_head_is_e_times_its_columns() {
+        // E (2 x 2) times W (2 x 4) with two heads of 2: head 1 takes columns 2 and 3.
+        let e = [1.0f32, 2.0, 3.0, 4.0];
+        let w = [1.0f32, 0.0, 0.5, 1.0, 0.0, 1.0, 2.0, -1.0];
+        assert_eq!(project_rows(&e, 2, &w, 4, 1, 2), vec![4.5, -1.0, 9.5, -1.0]);
+        assert_eq!(project_rows(&e, 2, &w, 4, 0, 2), vec![1.0, 2.0, 3.0, 4.0]);
+        // Head 0's columns are the identity, so E W^0 = E: CKA 1. (Linear CKA is invariant to
+        // rotations and isotropic scaling only, so a general projection scores below 1.)
+        let cka = linear_cka_wide(&e, 2, &project_rows(&e, 2, &w, 4, 0, 2), 2, 2);
+        assert!((cka - 1.0).abs() < 1e-12);
     }
 
     #[test]
@@ -469,7 +691,12 @@ pub fn contextuality(
         .iter()
         .map(|ps| {
             ps.iter()
-                .map(|&p| (p, draw.below(at_position[0][p].len())))
+                .map(|&p| {
+                    (
+                        p,
+                        crate::inference::index(&mut draw, at_position[0][p].len()),
+                    )
+                })
                 .collect()
         })
         .collect();
@@ -477,7 +704,7 @@ pub fn contextuality(
         // Floyd's algorithm: `size` distinct indices below n.
         let mut picked = std::collections::BTreeSet::new();
         for j in n - size.min(n)..n {
-            let t = draw.below(j + 1);
+            let t = crate::inference::index(&mut draw, j + 1);
             if !picked.insert(t) {
                 picked.insert(j);
             }

@@ -14,29 +14,14 @@
 //! * [`permutation_band`]: where a statistic of unrelated scores falls, by shuffling one side
 //!   against the other: the chance band of a Spearman rho for the pairs actually used.
 //!
-//! Every draw comes from [`SplitMix64`] seeded by the caller, so an interval is reproducible.
+//! Every draw comes from a [`SplitMix64`] seeded by the caller, so an interval is reproducible.
 
-/// splitmix64 (Steele et al. 2014): small, fast, and good enough for resampling indices.
-#[derive(Clone, Debug)]
-pub struct SplitMix64(u64);
+pub use word2vec::rng::SplitMix64;
 
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (Lemire's multiply-shift; the bias for n << 2^64 is negligible here).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() as u128 * n as u128) >> 64) as usize
-    }
+/// Uniform in `0..n` from `rng` (Lemire's multiply-shift over the full 64 bits: no 2^32 limit
+/// on `n`, negligible bias at the sizes resampled here).
+pub fn index(rng: &mut SplitMix64, n: usize) -> usize {
+    ((rng.next_u64() as u128 * n as u128) >> 64) as usize
 }
 
 /// A point estimate with a two-sided percentile interval.
@@ -111,9 +96,11 @@ pub fn paired_bootstrap<T>(
     let draws = (0..resamples)
         .map(|_| {
             for i in items.iter_mut() {
-                *i = rng.below(n_items);
+                *i = crate::inference::index(&mut rng, n_items);
             }
-            let seeds: Vec<usize> = (0..a.len()).map(|_| rng.below(a.len())).collect();
+            let seeds: Vec<usize> = (0..a.len())
+                .map(|_| crate::inference::index(&mut rng, a.len()))
+                .collect();
             seeds.iter().map(|&s| diff(s, &items)).sum::<f64>() / seeds.len() as f64
         })
         .collect();
@@ -171,7 +158,7 @@ pub fn permutation_band(
     let draws: Vec<f64> = (0..resamples)
         .map(|_| {
             for i in (1..shuffled.len()).rev() {
-                shuffled.swap(i, rng.below(i + 1));
+                shuffled.swap(i, crate::inference::index(&mut rng, i + 1));
             }
             stat(x, &shuffled)
         })

@@ -207,7 +207,7 @@ pub fn aggregated(
         if sample[w].len() < cap {
             sample[w].push(pos);
         } else {
-            let j = rng.below(seen[w] + 1);
+            let j = crate::inference::index(&mut rng, seen[w] + 1);
             if j < cap {
                 sample[w][j] = pos;
             }

@@ -249,7 +249,7 @@ fn pooled_vectors_of_a_trained_model_separate_planted_classes_untrained_do_not()
         lr: 3e-3,
         warmup_steps: 20,
         eval_every: 300,
-        eval_batches: 1,
+        eval_batches: Some(1),
         checkpoint_every: 1000,
         heldout_fraction: 0.1,
         seed: 5,

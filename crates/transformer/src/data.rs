@@ -125,11 +125,21 @@ impl Sequences {
     }
 
     /// Held-out batch `i` (sequences in order); the masking is fixed by `i` alone, so every
-    /// evaluation scores the same positions.
+    /// evaluation scores the same positions. Batches `0..n_heldout_batches(batch)` cover every
+    /// held-out sequence once (the last may be smaller); past them, rows wrap around.
     pub fn heldout_batch(&self, objective: Objective, batch: usize, i: usize) -> Batch {
         let n = self.n_heldout();
-        let rows: Vec<usize> = (0..batch).map(|j| (i * batch + j) % n).collect();
+        let rows: Vec<usize> = if i * batch < n {
+            (i * batch..((i + 1) * batch).min(n)).collect()
+        } else {
+            (0..batch).map(|j| (i * batch + j) % n).collect()
+        };
         self.make(&self.heldout, &rows, objective, 0xE7A1 + i as u64)
+    }
+
+    /// Batches of `batch` sequences that cover the held-out split.
+    pub fn n_heldout_batches(&self, batch: usize) -> usize {
+        self.n_heldout().div_ceil(batch.max(1))
     }
 
     fn make(&self, source: &[u32], rows: &[usize], objective: Objective, mask_seed: u64) -> Batch {

@@ -42,7 +42,9 @@ pub struct TrainingConfig {
     /// works per tensor, not globally); none when absent.
     pub grad_clip: Option<f32>,
     pub eval_every: usize,
-    pub eval_batches: usize,
+    /// Held-out batches per evaluation; absent (the default): the whole held-out split, every
+    /// sequence once. The loss is the mean over all target positions scored.
+    pub eval_batches: Option<usize>,
     pub checkpoint_every: usize,
     pub heldout_fraction: f64,
     pub seed: u64,
@@ -65,7 +67,7 @@ impl Default for TrainingConfig {
             adam_epsilon: 1e-8,
             grad_clip: Some(1.0),
             eval_every: 200,
-            eval_batches: 8,
+            eval_batches: None,
             checkpoint_every: 500,
             heldout_fraction: 0.02,
             seed: 1,
@@ -82,7 +84,7 @@ impl TrainingConfig {
             ("steps", self.steps),
             ("batch_size", self.batch_size),
             ("eval_every", self.eval_every),
-            ("eval_batches", self.eval_batches),
+            ("eval_batches", self.eval_batches.unwrap_or(1)),
             ("checkpoint_every", self.checkpoint_every),
         ];
         for (key, value) in positive {
@@ -252,16 +254,23 @@ pub fn train_step(
     (value, grads)
 }
 
-/// Mean loss over the first `n` held-out batches, without dropout or gradients.
+/// Mean cross-entropy over every target position of the held-out batches (all of them unless
+/// `eval_batches` limits it), without dropout or gradients. Batches are weighted by their number
+/// of targets, so the value is the per-token loss over the split, whatever the batch sizes.
 pub fn heldout_loss(model: &Transformer, data: &Sequences, cfg: &TrainingConfig) -> f64 {
     let model = model.valid();
-    let mut total = 0.0;
-    for i in 0..cfg.eval_batches {
+    let device = model_device(&model);
+    let n = cfg
+        .eval_batches
+        .unwrap_or_else(|| data.n_heldout_batches(cfg.batch_size));
+    let (mut total, mut targets) = (0.0f64, 0usize);
+    for i in 0..n {
         let batch = data.heldout_batch(cfg.objective, cfg.batch_size, i);
-        let v: f32 = batch_loss(&model, &batch, cfg.objective, &model_device(&model)).into_scalar();
-        total += v as f64;
+        let v: f32 = batch_loss(&model, &batch, cfg.objective, &device).into_scalar();
+        total += v as f64 * batch.targets.len() as f64;
+        targets += batch.targets.len();
     }
-    total / cfg.eval_batches as f64
+    total / targets.max(1) as f64
 }
 
 fn model_device(model: &Transformer) -> Device {
@@ -299,6 +308,10 @@ pub fn step_seed(seed: u64, step: usize) -> u64 {
 
 /// Trains `model_cfg` on `data` on `device` (autodiff is added here), writing checkpoints under
 /// `run_dir/checkpoint`. Holds `run_dir`'s lock while it runs.
+///
+/// Resuming loads the optimiser state onto burn's *default* device (burn 0.22.1); a program
+/// training on a CPU backend should call [`crate::backend::pin_default_device`] first, as the
+/// `experiments` binary does, or the resume starts the wgpu stack.
 pub fn train(
     model_cfg: &TransformerConfig,
     cfg: &TrainingConfig,

@@ -48,7 +48,7 @@ fn training(steps: usize) -> TrainingConfig {
         // Evaluations at 3, 6, 9 and the end; stops fall between them, so a resumed run must
         // carry the train-loss average in progress.
         eval_every: 3,
-        eval_batches: 1,
+        eval_batches: Some(1),
         checkpoint_every: 100,
         heldout_fraction: 0.05,
         ..Default::default()

@@ -144,7 +144,7 @@ fn quick_training(steps: usize) -> TrainingConfig {
         lr: 1e-2,
         warmup_steps: 1,
         eval_every: 2,
-        eval_batches: 1,
+        eval_batches: Some(1),
         checkpoint_every: 2,
         heldout_fraction: 0.05,
         ..Default::default()
@@ -339,6 +339,51 @@ fn a_diverging_run_stops_and_keeps_the_last_good_checkpoint() {
         Ok(_) => panic!("a run with lr 1e12 finished"),
     }
     let _ = Objective::Mlm;
+}
+
+#[test]
+fn the_heldout_loss_covers_the_whole_split_once_token_weighted() {
+    let _serial = serial();
+    let corpus = small_corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    let device = Device::flex();
+    device.seed(3);
+    let model = tiny(corpus.vocab.len_with_specials()).init(&device);
+    // Batches of 4 over the split: the last one partial, every sequence once.
+    let n = data.n_heldout();
+    assert!(
+        n % 4 != 0,
+        "{n} held-out sequences: pick a size that leaves a partial batch"
+    );
+    let rows: usize = (0..data.n_heldout_batches(4))
+        .map(|i| data.heldout_batch(Objective::Clm, 4, i).batch)
+        .sum();
+    assert_eq!(rows, n);
+    // Causal LM: every sequence has seq_len - 1 targets, so the whole-split loss is the mean of
+    // per-sequence losses, which batches of 1 give directly.
+    let whole = |batch_size| {
+        let cfg = TrainingConfig {
+            objective: Objective::Clm,
+            batch_size,
+            eval_batches: None,
+            ..quick_training(4)
+        };
+        transformer::training::heldout_loss(&model, &data, &cfg)
+    };
+    let (by4, by1) = (whole(4), whole(1));
+    assert!((by4 - by1).abs() < 1e-5, "{by4} vs {by1}");
+    // The first batch alone is another number.
+    let first = transformer::training::heldout_loss(
+        &model,
+        &data,
+        &TrainingConfig {
+            objective: Objective::Clm,
+            batch_size: 4,
+            eval_batches: Some(1),
+            ..quick_training(4)
+        },
+    );
+    assert_ne!(first, by4);
 }
 
 #[test]

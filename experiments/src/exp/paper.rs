@@ -338,7 +338,10 @@ fn keep(exp: Experiment, rows: Vec<TidyRow>) -> Vec<TidyRow> {
             Experiment::Similarity => vectors(r) && similarity(r),
             Experiment::Layers => vectors(r) || r.benchmark == "pooling",
             Experiment::Qkv => {
-                vectors(r) || r.representation.starts_with("attention") || r.benchmark == "training"
+                vectors(r)
+                    || r.representation.starts_with("attention")
+                    || r.representation.starts_with("embedding-")
+                    || r.benchmark == "training"
             }
             Experiment::Frozen => vectors(r) || r.benchmark == "training",
             Experiment::Objective => vectors(r),

@@ -14,8 +14,11 @@
 //! * `decontextualized` / `aggregated` per layer: the same on pooled vectors
 //!   (`analysis::representations` says how they are pooled);
 //! * `contextual` per layer: self-similarity, intra-sentence similarity, anisotropy;
-//! * `attention-trained` / `attention-initialisation` per layer, benchmark `head-<h>`: cosine
-//!   and CKA between W_Q, W_K, W_V, and the symmetric share of W_Q W_K^T;
+//! * `attention-trained` / `attention-initialisation` / `attention-updates` (W - W0) per layer,
+//!   benchmark `head-<h>`: cosine and CKA between W_Q, W_K, W_V (each CKA with its permutation
+//!   null), and the symmetric share of W_Q W_K^T;
+//! * `embedding-{q,k,v}-head-<h>` (layer 1): the embedding matrix through a head's projection,
+//!   scored like any table, and its CKA with the embedding (benchmark `geometry`);
 //! * `training`: final held-out loss, and the unigram entropy it is read against.
 
 use std::path::PathBuf;
@@ -24,7 +27,10 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use analysis::collocation::{collocation_pairs, collocation_score, CollocationPairs};
-use analysis::geometry::{attention_geometry, contextuality};
+use analysis::geometry::{
+    attention_geometry, attention_update_geometry, contextuality, linear_cka_wide,
+    linear_cka_wide_null, project_rows, qkv_per_layer,
+};
 use analysis::representations::{
     aggregated, decontextualized, embedding_table, lm_head_table, Readout,
 };
@@ -43,11 +49,14 @@ use crate::output::{self, TidyRow};
 use crate::runs::{self, TransformerKey};
 use crate::Args;
 
-/// Bumped whenever what [`Study::scores`] measures changes, so cached scores are recomputed.
 /// Bumped whenever what a score row means changes, so cached measurements are not reused:
 /// 2 = pooling over the whole training split with OOV for unseen words, causal readout of CLM,
 /// contextuality nulls.
 const SCORES_VERSION: u32 = 2;
+
+/// Words (the most frequent) over which CKA between E and E W^h is computed: enough for a
+/// stable value, few enough that its permutation null costs seconds.
+const CKA_WORDS: usize = 2_000;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -396,6 +405,51 @@ impl Study {
         Ok((outcome.model.valid(), outcome.curve))
     }
 
+    /// "Are W_Q, W_K, W_V the embedding?": the embedding matrix seen through each layer-1 head's
+    /// query, key and value projection (`E W^h`, representation `embedding-q` / `-k` / `-v`,
+    /// benchmark columns as for any table, `layer` 1, one row set per head), scored like any
+    /// table, and how close its geometry stays to E's: linear CKA over the words (the most
+    /// frequent [`CKA_WORDS`]) beside its row-permutation null.
+    fn score_projected_embeddings(
+        &self,
+        model: &Transformer,
+        id: ModelId,
+        seed: u64,
+    ) -> Vec<TidyRow> {
+        let e = embedding_table(model, &self.words);
+        let d = e.dim();
+        let layer = &qkv_per_layer(model)[0];
+        let n_cka = e.len().min(CKA_WORDS);
+        let mut rows = Vec::new();
+        for (name, w) in [("q", &layer.q), ("k", &layer.k), ("v", &layer.v)] {
+            for h in 0..layer.n_heads {
+                let projected = project_rows(e.data(), d, w, layer.d_out, h, layer.d_k);
+                let table = WordVectors::new(e.words().to_vec(), layer.d_k, projected);
+                let template = TidyRow {
+                    layer: Some(1),
+                    ..self.template(id, seed, &format!("embedding-{name}-head-{h}"))
+                };
+                rows.extend(self.score_table(&table, &template));
+                let (x, y) = (&e.data()[..n_cka * d], &table.data()[..n_cka * layer.d_k]);
+                let cka = linear_cka_wide(x, d, y, layer.d_k, n_cka);
+                let null = linear_cka_wide_null(x, d, y, layer.d_k, n_cka, 10, seed);
+                for (metric, value) in [
+                    ("cka_with_embedding", cka),
+                    ("cka_with_embedding_null", null),
+                ] {
+                    rows.push(TidyRow {
+                        benchmark: "geometry".into(),
+                        metric: metric.into(),
+                        value,
+                        n: n_cka,
+                        ..template.clone()
+                    });
+                }
+            }
+        }
+        rows
+    }
+
     /// The loss curve of a trained variant (after [`Study::transformer`] has run).
     pub fn curve(&self, id: ModelId, seed: u64) -> anyhow::Result<Vec<CurvePoint>> {
         if id == ModelId::Untrained {
@@ -596,11 +650,18 @@ impl Study {
         let (model_cfg, training) = self.variant(id, seed);
         self.device.seed(training.seed);
         let initial = model_cfg.init(&self.device);
-        for (state, m) in [
-            ("attention-trained", &model),
-            ("attention-initialisation", &initial),
-        ] {
-            for g in attention_geometry(m) {
+        // What training changed (W - W0) says more than the trained matrices, which at these
+        // budgets are mostly their random initialisation; every CKA has its permutation null.
+        let geometries = [
+            ("attention-trained", attention_geometry(&model)),
+            ("attention-initialisation", attention_geometry(&initial)),
+            (
+                "attention-updates",
+                attention_update_geometry(&model, &initial),
+            ),
+        ];
+        for (state, heads) in geometries {
+            for g in heads {
                 for (metric, value) in [
                     ("cos_q_k", g.cos_q_k),
                     ("cos_q_v", g.cos_q_v),
@@ -608,6 +669,9 @@ impl Study {
                     ("cka_q_k", g.cka_q_k),
                     ("cka_q_v", g.cka_q_v),
                     ("cka_k_v", g.cka_k_v),
+                    ("cka_q_k_null", g.cka_q_k_null),
+                    ("cka_q_v_null", g.cka_q_v_null),
+                    ("cka_k_v_null", g.cka_k_v_null),
                     ("qk_symmetric_share", g.qk_symmetric_share),
                 ] {
                     rows.push(TidyRow {
@@ -620,6 +684,8 @@ impl Study {
                 }
             }
         }
+
+        rows.extend(self.score_projected_embeddings(&model, id, seed));
 
         let heldout = curve
             .iter()

@@ -50,7 +50,7 @@ pub fn quick(model: &mut ModelSettings, training: &mut TrainingConfig) {
         seq_len: 32,
         warmup_steps: 5,
         eval_every: 10,
-        eval_batches: 2,
+        eval_batches: Some(2),
         checkpoint_every: 10,
         ..training.clone()
     };
