@@ -6,26 +6,55 @@
 //! PMI(a, b) = ln( c(a, b) · N / (c(a) · c(b)) ),   N = number of tokens, c(a, b) counted once
 //! per co-occurrence within the window (unordered).
 //!
-//! The measure of a table of vectors is the mean cosine over these pairs minus the mean cosine
-//! over the same words re-paired at random (each pair's second word replaced by another pair's),
-//! so that the word frequencies are the same on both sides and a table whose vectors all point
-//! one way (anisotropy) does not score by that alone. A gap near 0: co-occurrence is not what
-//! makes vectors similar; a large gap: collocated words are near each other.
+//! Pairs that are one word in pieces or a fixed name are left out: a pair whose co-occurrences
+//! are (95% or more) in one order and whose PMI is within ln 2 of its ceiling
+//! ln(N / max(c(a), c(b))) — the rarer word comes with the other at least half the time — is
+//! what the text8 preprocessing makes of "encyclopædia" (encyclop / dia), "françois" (fran /
+//! ois) or "björn" (bj / rn), or a name such as "hong kong" or "osama bin laden" (one order,
+//! not always adjacent): it measures tokenisation, not collocation. On the text8 slice (10,000
+//! words, window 2, 20+ co-occurrences) this leaves out 554 of 19,232 pairs; "quantum mechanics"
+//! or "super bowl", whose words are also used apart, stay. How many were left out is recorded.
+//!
+//! Each remaining pair (a, b) gets two contrasts:
+//! * a frequency-matched control (a', b'): words of nearly the same frequency rank as a and b
+//!   (the vocabulary is in frequency order) that never co-occur within the window;
+//! * a shared-context pair (a, c): a word c that co-occurs with b but never with a, so a and c
+//!   share a context without co-occurring (second-order similarity, what word2vec is known for),
+//!   read against frequency-matched controls of its own (c is often a frequent word).
+//!
+//! The measure of a table is the mean cosine of each kind, and a z-score of collocated minus
+//! matched (and shared-context minus matched) against a permutation null: the pooled cosines
+//! re-split at random. Unlike a raw cosine gap, a z-score is comparable across tables whose
+//! cosines spread differently (SGNS's cosines spread far wider than an untrained model's).
+//! The older contrast, the same words re-paired at random (`shuffled`), is kept beside them.
 
 use std::collections::HashMap;
 
 use rand::seq::SliceRandom;
-use rand::SeedableRng;
+use rand::{RngExt, SeedableRng};
 
 use crate::geometry::cosine;
 use word2vec::WordVectors;
 
-/// Collocated pairs and their shuffled controls, as word strings.
+/// Collocated pairs and their controls, as word strings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CollocationPairs {
     pub pairs: Vec<(String, String)>,
+    /// The same words re-paired at random.
     pub shuffled: Vec<(String, String)>,
+    /// Frequency-matched pairs that never co-occur (one per collocated pair that found one).
+    pub matched: Vec<(String, String)>,
+    /// Pairs sharing a context word without co-occurring.
+    pub shared_context: Vec<(String, String)>,
+    /// Frequency-matched controls for the shared-context pairs (matched to their own words:
+    /// the shared context word is often far more frequent than the collocated partner).
+    pub shared_matched: Vec<(String, String)>,
+    /// High-PMI pairs left out as pieces of one word or fixed names.
+    pub excluded: usize,
 }
+
+/// Ranks either side searched for a frequency-matched control word.
+const MATCH_RANKS: u32 = 10;
 
 /// The `n_pairs` highest-PMI pairs among the ids below `top` (the most frequent words) in
 /// `ids`, seen at least `min_count` times within `window` tokens; ids at or above `top` break
@@ -42,6 +71,8 @@ pub fn collocation_pairs(
     let top = top.min(words.len() as u32);
     let mut unigram = vec![0u64; top as usize];
     let mut joint: HashMap<(u32, u32), u32> = HashMap::new();
+    // Co-occurrences in order (a before b within the window).
+    let mut ordered: HashMap<(u32, u32), u32> = HashMap::new();
     for (i, &a) in ids.iter().enumerate() {
         if a >= top {
             continue;
@@ -52,64 +83,182 @@ pub fn collocation_pairs(
                 continue;
             }
             *joint.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+            *ordered.entry((a, b)).or_insert(0) += 1;
         }
     }
     let n = ids.len() as f64;
-    let mut scored: Vec<(f64, u32, u32)> = joint
-        .into_iter()
-        .filter(|&(_, c)| c >= min_count)
-        .map(|((a, b), c)| {
-            let pmi =
-                (c as f64 * n / (unigram[a as usize] as f64 * unigram[b as usize] as f64)).ln();
-            (pmi, a, b)
-        })
-        .collect();
+    let mut excluded = 0;
+    let mut scored: Vec<(f64, u32, u32)> = Vec::new();
+    for (&(a, b), &c) in &joint {
+        if c < min_count {
+            continue;
+        }
+        let (ca, cb) = (unigram[a as usize] as f64, unigram[b as usize] as f64);
+        let pmi = (c as f64 * n / (ca * cb)).ln();
+        let ceiling = (n / ca.max(cb)).ln();
+        let in_order = ordered
+            .get(&(a, b))
+            .copied()
+            .unwrap_or(0)
+            .max(ordered.get(&(b, a)).copied().unwrap_or(0));
+        // One fixed order, and the rarer word at least half the time with the other.
+        if in_order as f64 >= 0.95 * c as f64 && pmi >= ceiling - std::f64::consts::LN_2 {
+            excluded += 1;
+            continue;
+        }
+        scored.push((pmi, a, b));
+    }
     // Ties broken by ids so that the selection does not depend on the hash map's order.
     scored.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
     scored.truncate(n_pairs);
     let pairs: Vec<(u32, u32)> = scored.iter().map(|&(_, a, b)| (a, b)).collect();
     let mut partners: Vec<u32> = pairs.iter().map(|p| p.1).collect();
-    partners.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    partners.shuffle(&mut rng);
+    let co_occur = |x: u32, y: u32| x == y || joint.contains_key(&(x.min(y), x.max(y)));
+    // A word of nearly the same frequency rank as `w`, other than those in `avoid`.
+    let near = |w: u32, rng: &mut rand::rngs::StdRng| -> u32 {
+        let lo = w.saturating_sub(MATCH_RANKS);
+        let hi = (w + MATCH_RANKS).min(top - 1);
+        rng.random_range(lo..=hi)
+    };
+    // For each pair, one of nearly the same frequency ranks that never co-occurs.
+    let mut matched_for = |ps: &[(u32, u32)]| -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        for &(a, b) in ps {
+            for _ in 0..50 {
+                let (x, y) = (near(a, &mut rng), near(b, &mut rng));
+                if x != a && y != b && !co_occur(x, y) {
+                    out.push((x, y));
+                    break;
+                }
+            }
+        }
+        out
+    };
+    let matched = matched_for(&pairs);
+    // Words each word co-occurs with (at least `min_count` times), for the shared contexts.
+    let mut neighbours: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+    for (&(x, y), &c) in &joint {
+        if c >= min_count {
+            neighbours.entry(x).or_default().push((c, y));
+            neighbours.entry(y).or_default().push((c, x));
+        }
+    }
+    for list in neighbours.values_mut() {
+        list.sort_by(|p, q| q.cmp(p));
+    }
+    let mut shared_context = Vec::new();
+    for &(a, b) in &pairs {
+        // The strongest co-occurrent of b that never meets a.
+        if let Some(&(_, c)) = neighbours
+            .get(&b)
+            .and_then(|list| list.iter().find(|&&(_, c)| c != a && !co_occur(a, c)))
+        {
+            shared_context.push((a, c));
+        }
+    }
+    let shared_matched = matched_for(&shared_context);
     let name = |i: u32| words[i as usize].clone();
+    let names = |ps: &[(u32, u32)]| ps.iter().map(|&(a, b)| (name(a), name(b))).collect();
     CollocationPairs {
-        pairs: pairs.iter().map(|&(a, b)| (name(a), name(b))).collect(),
+        pairs: names(&pairs),
         shuffled: pairs
             .iter()
             .zip(&partners)
             .map(|(&(a, _), &b)| (name(a), name(b)))
             .collect(),
+        matched: names(&matched),
+        shared_context: names(&shared_context),
+        shared_matched: names(&shared_matched),
+        excluded,
     }
 }
 
-/// Mean cosine over collocated pairs, over shuffled pairs, their difference, and how many pairs
-/// both words of which are in the table.
+/// A table's collocation measures.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CollocationScore {
+    /// Mean cosine of the collocated pairs.
     pub collocated: f64,
+    /// Mean cosine of the same words re-paired at random.
     pub shuffled: f64,
+    /// collocated - shuffled.
     pub gap: f64,
+    /// Mean cosine of the frequency-matched pairs that never co-occur.
+    pub matched: f64,
+    /// Mean cosine of the pairs sharing a context without co-occurring.
+    pub shared_context: f64,
+    /// (collocated - matched) as a z-score against its permutation null.
+    pub z_collocated: f64,
+    /// Mean cosine of the shared-context pairs' own matched controls.
+    pub shared_matched: f64,
+    /// (shared_context - shared_matched) as a z-score against its permutation null.
+    pub z_shared_context: f64,
+    /// Collocated pairs both words of which are in the table.
     pub pairs: usize,
 }
 
+/// Permutations for the z-scores.
+const Z_DRAWS: usize = 1000;
+
 pub fn collocation_score(vectors: &WordVectors, pairs: &CollocationPairs) -> CollocationScore {
     let index = vectors.index();
-    let mean = |ps: &[(String, String)]| {
-        let (mut sum, mut n) = (0f64, 0usize);
-        for (a, b) in ps {
-            if let (Some(&i), Some(&j)) = (index.get(a.as_str()), index.get(b.as_str())) {
-                sum += cosine(vectors.row(i), vectors.row(j));
-                n += 1;
-            }
-        }
-        (if n == 0 { f64::NAN } else { sum / n as f64 }, n)
+    let cosines = |ps: &[(String, String)]| -> Vec<f64> {
+        ps.iter()
+            .filter_map(|(a, b)| {
+                let (i, j) = (index.get(a.as_str())?, index.get(b.as_str())?);
+                Some(cosine(vectors.row(*i), vectors.row(*j)))
+            })
+            .collect()
     };
-    let (collocated, pairs_used) = mean(&pairs.pairs);
-    let (shuffled, _) = mean(&pairs.shuffled);
+    let mean = |xs: &[f64]| {
+        if xs.is_empty() {
+            f64::NAN
+        } else {
+            xs.iter().sum::<f64>() / xs.len() as f64
+        }
+    };
+    let (collocated, shuffled) = (cosines(&pairs.pairs), cosines(&pairs.shuffled));
+    let (matched, shared) = (cosines(&pairs.matched), cosines(&pairs.shared_context));
+    let shared_matched = cosines(&pairs.shared_matched);
     CollocationScore {
-        collocated,
-        shuffled,
-        gap: collocated - shuffled,
-        pairs: pairs_used,
+        collocated: mean(&collocated),
+        shuffled: mean(&shuffled),
+        gap: mean(&collocated) - mean(&shuffled),
+        matched: mean(&matched),
+        shared_context: mean(&shared),
+        shared_matched: mean(&shared_matched),
+        z_collocated: permutation_z(&collocated, &matched, Z_DRAWS, 29),
+        z_shared_context: permutation_z(&shared, &shared_matched, Z_DRAWS, 31),
+        pairs: collocated.len(),
+    }
+}
+
+/// The difference of means of `a` and `b` as a z-score against the permutation null: the pooled
+/// values re-split at random into groups of the same sizes, `draws` times. NaN when either group
+/// is empty or the pooled values do not vary.
+pub fn permutation_z(a: &[f64], b: &[f64], draws: usize, seed: u64) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return f64::NAN;
+    }
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let observed = mean(a) - mean(b);
+    let mut pooled: Vec<f64> = a.iter().chain(b).copied().collect();
+    let mut rng = crate::inference::SplitMix64::new(seed);
+    let null: Vec<f64> = (0..draws)
+        .map(|_| {
+            for i in (1..pooled.len()).rev() {
+                pooled.swap(i, crate::inference::index(&mut rng, i + 1));
+            }
+            mean(&pooled[..a.len()]) - mean(&pooled[a.len()..])
+        })
+        .collect();
+    let m = mean(&null);
+    let sd = (null.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (draws.max(2) - 1) as f64).sqrt();
+    if sd == 0.0 {
+        f64::NAN
+    } else {
+        (observed - m) / sd
     }
 }
 
@@ -122,16 +271,114 @@ mod tests {
     }
 
     #[test]
-    fn planted_collocation_has_the_highest_pmi() {
-        // w0 w1 always adjacent; w2..w5 fill the rest in a fixed rotation.
+    fn pieces_of_one_word_are_left_out_and_a_real_collocation_tops_the_list() {
+        // w0 w1 always adjacent in that order (a word the preprocessing split); w2 and w3 always
+        // within two tokens of each other, in both orders, never adjacent; 20 filler words,
+        // two of them closing each sequence so that no pair forms across sequences.
+        let mut s = 0x9E3779B97F4A7C15u64;
+        let mut filler = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            4 + (s % 20) as u32
+        };
         let mut ids = Vec::new();
         for i in 0..400u32 {
-            ids.extend([0, 1, 2 + i % 4, 2 + (i + 1) % 4, 2 + (i + 2) % 4]);
+            let f = filler();
+            if i % 2 == 0 {
+                ids.extend([0, 1, 2, f, 3]);
+            } else {
+                ids.extend([0, 1, 3, f, 2]);
+            }
+            ids.extend([filler(), filler()]);
         }
-        let p = collocation_pairs(&ids, &words(6), 6, 1, 5, 1, 7);
-        assert_eq!(p.pairs, vec![("w0".to_string(), "w1".to_string())]);
-        // PMI by hand: c(w0,w1) = 400 of N = 2000 tokens, c(w0) = c(w1) = 400:
-        // ln(400 * 2000 / 160000) = ln 5, above any filler pair (each filler has c = 300).
+        // Pairs seen at least 100 times: only the planted ones and their neighbours qualify.
+        let p = collocation_pairs(&ids, &words(24), 24, 2, 100, 1, 7);
+        // By hand, N = 2800: PMI(w0, w1) = ln(400 * 2800 / 400^2) = ln 7, its ceiling, all
+        // adjacent in one order: left out. PMI(w2, w3) = ln 7 too, but in both orders and never
+        // adjacent: kept, and first (w0-w2, w0-w3 meet 200 times: ln 3.5).
+        assert_eq!(p.pairs, vec![("w2".to_string(), "w3".to_string())]);
+        assert!(p.excluded >= 1, "{p:?}");
+        let all = collocation_pairs(&ids, &words(24), 24, 2, 100, 1000, 7);
+        assert!(!all.pairs.contains(&("w0".into(), "w1".into())));
+    }
+
+    #[test]
+    fn controls_are_frequency_matched_non_cooccurring_and_shared_context_pairs_never_meet() {
+        // 300 words; x=w0 and y=w1 each meet b=w2 (in both orders) but never each other; three
+        // fillers from 297 words close each sequence, so most filler pairs never meet (as in
+        // real text, where most word pairs never co-occur).
+        let mut ids: Vec<u32> = Vec::new();
+        let mut s = 0x2545F4914F6CDD1Du64;
+        let mut next = |n: u64| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s % n
+        };
+        for i in 0..3000 {
+            let (a, b) = match i % 4 {
+                0 => (0, 2),
+                1 => (2, 0),
+                2 => (1, 2),
+                _ => (2, 1),
+            };
+            ids.extend([a, b]);
+            ids.extend([
+                3 + next(297) as u32,
+                3 + next(297) as u32,
+                3 + next(297) as u32,
+            ]);
+        }
+        let w = words(300);
+        let p = collocation_pairs(&ids, &w, 300, 2, 5, 20, 3);
+        let id = |s: &str| s[1..].parse::<u32>().unwrap();
+        let meet = |a: u32, b: u32| {
+            ids.windows(3).any(|v| {
+                (v[0] == a && (v[1] == b || v[2] == b)) || (v[0] == b && (v[1] == a || v[2] == a))
+            })
+        };
+        assert!(p.matched.len() * 2 >= p.pairs.len(), "{p:?}");
+        for (x, y) in &p.matched {
+            assert!(!meet(id(x), id(y)), "{x} {y} co-occur");
+            assert!(p
+                .pairs
+                .iter()
+                .any(|(a, b)| id(a).abs_diff(id(x)) <= MATCH_RANKS
+                    && id(b).abs_diff(id(y)) <= MATCH_RANKS));
+        }
+        // (w0, w2) and (w1, w2) are top collocations; their shared-context partner never meets w0 or w1.
+        assert!(
+            p.shared_context.contains(&("w0".into(), "w1".into()))
+                || p.shared_context.contains(&("w1".into(), "w0".into())),
+            "{:?}",
+            p.shared_context
+        );
+        for (a, c) in &p.shared_context {
+            assert!(!meet(id(a), id(c)), "{a} {c} co-occur");
+        }
+        for (x, y) in &p.shared_matched {
+            assert!(!meet(id(x), id(y)), "{x} {y} co-occur");
+            assert!(p
+                .shared_context
+                .iter()
+                .any(|(a, c)| id(a).abs_diff(id(x)) <= MATCH_RANKS
+                    && id(c).abs_diff(id(y)) <= MATCH_RANKS));
+        }
+    }
+
+    #[test]
+    fn the_z_score_separates_shifted_groups_and_not_identical_ones() {
+        let noise = |k: usize, shift: f64| -> Vec<f64> {
+            (0..k)
+                .map(|i| shift + ((i * 37 % 101) as f64 / 101.0 - 0.5) * 0.2)
+                .collect()
+        };
+        let z = permutation_z(&noise(50, 0.3), &noise(50, 0.0), 2000, 1);
+        assert!(z > 8.0, "{z}");
+        let z = permutation_z(&noise(50, 0.0), &noise(50, 0.0), 2000, 1);
+        assert!(z.abs() < 1.0, "{z}");
+        assert!(permutation_z(&[], &[1.0], 10, 1).is_nan());
     }
 
     #[test]
@@ -139,6 +386,10 @@ mod tests {
         let pairs = CollocationPairs {
             pairs: vec![("a".into(), "b".into()), ("c".into(), "d".into())],
             shuffled: vec![("a".into(), "d".into()), ("c".into(), "b".into())],
+            matched: vec![("a".into(), "c".into())],
+            shared_context: vec![],
+            shared_matched: vec![],
+            excluded: 0,
         };
         // a = b = (1,0); c = d = (0,1): collocated cosines 1, 1; shuffled 0, 0.
         let v = WordVectors::new(

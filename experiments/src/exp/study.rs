@@ -51,7 +51,7 @@ use crate::Args;
 
 /// Bumped whenever what a score row means changes, so cached measurements are not reused:
 /// 2 = pooling over the whole training split with OOV for unseen words, causal readout of CLM,
-/// contextuality nulls.
+/// contextuality nulls, collocation pairs without split words and with matched controls.
 const SCORES_VERSION: u32 = 2;
 
 /// Words (the most frequent) over which CKA between E and E W^h is computed: enough for a
@@ -272,11 +272,14 @@ impl Study {
             17,
         );
         println!(
-            "corpus {}: {} tokens, {} words; {} collocation pairs; seeds {:?}; backend {}",
+            "corpus {}: {} tokens, {} words; {} collocation pairs ({} split-word or name pairs left out, {} matched controls, {} shared-context pairs); seeds {:?}; backend {}",
             corpus.source.display(),
             corpus.encoded.n_tokens(),
             corpus.vocab.len(),
             pairs.pairs.len(),
+            pairs.excluded,
+            pairs.matched.len(),
+            pairs.shared_context.len(),
             cfg.seeds,
             kind.name()
         );
@@ -511,6 +514,14 @@ impl Study {
             ("collocated_cosine", c.collocated),
             ("shuffled_cosine", c.shuffled),
             ("gap", c.gap),
+            ("matched_cosine", c.matched),
+            ("shared_context_cosine", c.shared_context),
+            ("shared_matched_cosine", c.shared_matched),
+            // Collocated and shared-context pairs against their own matched controls, as
+            // z-scores against permutation nulls.
+            ("z_collocated", c.z_collocated),
+            ("z_shared_context", c.z_shared_context),
+            ("excluded_pairs", self.pairs.excluded as f64),
         ] {
             rows.push(TidyRow {
                 benchmark: "collocation".into(),
