@@ -542,9 +542,20 @@ fn resume_says_what_it_continues_and_a_cpu_run_never_touches_vulkan() {
         "{err}"
     );
     assert!(err.contains("tok/s") && err.contains("eta 0:00:"), "{err}");
+    // A crash between the checkpoint swap's two renames leaves only `checkpoint.old`.
+    let run_dir = std::fs::read_dir(dir.path().join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("checkpoint").is_dir())
+        .unwrap();
+    std::fs::rename(run_dir.join("checkpoint"), run_dir.join("checkpoint.old")).unwrap();
     let o = train(&["--resume"]);
     let (err, text) = (stderr(&o), stdout(&o));
     assert!(o.status.success(), "{err}");
+    assert!(
+        text.contains("--resume: recovered the checkpoint from"),
+        "{text}"
+    );
     assert!(
         text.contains("--resume: continuing from the checkpoint at step 20"),
         "{text}"

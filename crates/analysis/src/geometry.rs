@@ -210,6 +210,7 @@ pub fn attention_update_geometry(
 }
 
 /// One layer's W_Q, W_K, W_V as `[d_in, d_out]` input-major floats.
+#[derive(Clone)]
 pub struct LayerQkv {
     pub q: Vec<f32>,
     pub k: Vec<f32>,
@@ -218,17 +219,6 @@ pub struct LayerQkv {
     pub d_out: usize,
     pub n_heads: usize,
     pub d_k: usize,
-}
-
-impl Clone for LayerQkv {
-    fn clone(&self) -> Self {
-        LayerQkv {
-            q: self.q.clone(),
-            k: self.k.clone(),
-            v: self.v.clone(),
-            ..*self
-        }
-    }
 }
 
 /// Every layer's W_Q, W_K, W_V (the matrices used; tied ones are equal).
@@ -490,12 +480,9 @@ pub fn first_component_share_centred(rows: &[&[f32]]) -> f64 {
         .collect();
     // Identical rows (to rounding) have no variance to explain: one static vector stands for
     // all of them, MEV 1 — not the first component of the rounding noise.
-    let energy = |rows: &mut dyn Iterator<Item = &[f32]>| {
-        rows.map(|r| r.iter().map(|x| (*x as f64).powi(2)).sum::<f64>())
-            .sum::<f64>()
-    };
-    let total = energy(&mut rows.iter().copied());
-    let spread = energy(&mut centred.iter().map(|r| r.as_slice()));
+    let energy = |r: &[f32]| r.iter().map(|x| (*x as f64).powi(2)).sum::<f64>();
+    let total: f64 = rows.iter().map(|r| energy(r)).sum();
+    let spread: f64 = centred.iter().map(|r| energy(r)).sum();
     if spread <= 1e-10 * total {
         return 1.0;
     }

@@ -150,7 +150,7 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
 /// started the Vulkan loader (and printed its complaints, or failed where there is no adapter).
 /// Upstream, `load_record` should take the device; until then the default device is pinned.
 pub fn pin_default_device(kind: BackendKind) {
-    // SAFETY-free in edition 2021; called before other threads read the environment.
+    // A plain call in edition 2021; sound because it runs before any other thread exists.
     std::env::set_var("BURN_DEVICE", kind.name());
 }
 

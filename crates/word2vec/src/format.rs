@@ -154,7 +154,7 @@ pub fn read_checked(path: &Path) -> Result<Loaded, FormatError> {
                     path.display()
                 ));
             }
-            if body_is_text(body, dim) {
+            if body_is_text(body) {
                 check_size(n, dim, 2, 1, body.len(), "text", &malformed)?;
                 let v = read_text_body(body, Some(n), dim, 2, &malformed)?;
                 (v, Detected::Text)
@@ -223,7 +223,7 @@ fn check_size(
 /// Whether the rows after a header are text: the first one is UTF-8 and reads as a word and
 /// numbers (how many is for the row parser to check, with a precise message). Raw `f32` bytes
 /// essentially never form space-separated decimal numbers.
-fn body_is_text(body: &[u8], _dim: usize) -> bool {
+fn body_is_text(body: &[u8]) -> bool {
     let end = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
     if body.is_empty() {
         return true;

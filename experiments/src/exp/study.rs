@@ -412,14 +412,15 @@ impl Study {
     /// query, key and value projection (`E W^h`, representation `embedding-q` / `-k` / `-v`,
     /// benchmark columns as for any table, `layer` 1, one row set per head), scored like any
     /// table, and how close its geometry stays to E's: linear CKA over the words (the most
-    /// frequent [`CKA_WORDS`]) beside its row-permutation null.
+    /// frequent [`CKA_WORDS`]) beside its row-permutation null. `e` is the model's embedding
+    /// table over the evaluation words.
     fn score_projected_embeddings(
         &self,
         model: &Transformer,
+        e: &WordVectors,
         id: ModelId,
         seed: u64,
     ) -> Vec<TidyRow> {
-        let e = embedding_table(model, &self.words);
         let d = e.dim();
         let layer = &qkv_per_layer(model)[0];
         let n_cka = e.len().min(CKA_WORDS);
@@ -563,13 +564,14 @@ impl Study {
             layer,
             ..self.template(id, seed, representation)
         };
-        rows.extend(self.score_table(&embedding_table(&model, &self.words), &t("embedding", None)));
+        let embedding = embedding_table(&model, &self.words);
+        rows.extend(self.score_table(&embedding, &t("embedding", None)));
         if let Some(head) = lm_head_table(&model, &self.words) {
             rows.extend(self.score_table(&head, &t("lm_head", None)));
         }
         // Read each model as it was trained (causal for a causal LM); the raw residual stream.
-        let (_, training_cfg) = self.variant(id, seed);
-        let readout = Readout::of(training_cfg.objective, false);
+        let (model_cfg, training) = self.variant(id, seed);
+        let readout = Readout::of(training.objective, false);
         let dec = decontextualized(
             &model,
             &self.words,
@@ -658,7 +660,6 @@ impl Study {
         }
 
         // W_Q/W_K/W_V geometry, trained and at initialisation (same seed, same draw).
-        let (model_cfg, training) = self.variant(id, seed);
         self.device.seed(training.seed);
         let initial = model_cfg.init(&self.device);
         // What training changed (W - W0) says more than the trained matrices, which at these
@@ -696,7 +697,7 @@ impl Study {
             }
         }
 
-        rows.extend(self.score_projected_embeddings(&model, id, seed));
+        rows.extend(self.score_projected_embeddings(&model, &embedding, id, seed));
 
         let heldout = curve
             .iter()

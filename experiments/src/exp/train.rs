@@ -102,7 +102,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     runs::record_key(&run_dir, &key)?;
     if args.resume {
         let ckpt = run_dir.join("checkpoint");
-        transformer::checkpoint::recover(&ckpt)?;
+        // Recovered here (not only inside `train`) so that the step printed next is the one the
+        // run continues from; the message would otherwise be lost.
+        if let Some(what) = transformer::checkpoint::recover(&ckpt)? {
+            println!("--resume: {what}");
+        }
         match transformer::checkpoint::step(&ckpt) {
             Some(step) => println!("--resume: continuing from the checkpoint at step {step}"),
             None => {
