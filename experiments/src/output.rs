@@ -67,3 +67,175 @@ impl TidyRow {
         }
     }
 }
+
+/// One representation's outcome on every item of one benchmark (questions or word pairs, in
+/// file order): what the report resamples for intervals, paired tests, chance bands and the
+/// dev/test choice of a best layer. `values` is [`encode_outcomes`]' or [`encode_cosines`]'
+/// text, according to `kind`.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct ItemRow {
+    pub model: String,
+    pub representation: String,
+    pub layer: Option<usize>,
+    pub benchmark: String,
+    /// `3CosAdd` (analogy outcomes) or `cosine` (similarity pairs).
+    pub kind: String,
+    pub seed: Option<u64>,
+    pub values: String,
+}
+
+/// Analogy outcomes as one character per question: `1` right, `0` wrong, `.` skipped (OOV).
+pub fn encode_outcomes(outcomes: &[Option<bool>]) -> String {
+    outcomes
+        .iter()
+        .map(|o| match o {
+            Some(true) => '1',
+            Some(false) => '0',
+            None => '.',
+        })
+        .collect()
+}
+
+pub fn decode_outcomes(text: &str) -> anyhow::Result<Vec<Option<bool>>> {
+    text.chars()
+        .map(|c| match c {
+            '1' => Ok(Some(true)),
+            '0' => Ok(Some(false)),
+            '.' => Ok(None),
+            other => anyhow::bail!("analogy outcome {other:?} is not 1, 0 or ."),
+        })
+        .collect()
+}
+
+/// Cosines of word pairs, space-separated with 6 decimals (below the resolution at which two
+/// cosines of one table tie by rounding where they did not before), `.` for an OOV pair.
+pub fn encode_cosines(cosines: &[Option<f64>]) -> String {
+    let parts: Vec<String> = cosines
+        .iter()
+        .map(|c| c.map_or(".".into(), |c| format!("{c:.6}")))
+        .collect();
+    parts.join(" ")
+}
+
+pub fn decode_cosines(text: &str) -> anyhow::Result<Vec<Option<f64>>> {
+    text.split(' ')
+        .map(|t| match t {
+            "." => Ok(None),
+            t => match t.parse::<f64>() {
+                Ok(c) if c.is_finite() => Ok(Some(c)),
+                _ => anyhow::bail!("cosine {t:?} is not a finite number"),
+            },
+        })
+        .collect()
+}
+
+/// Writes item rows as gzip-compressed CSV, atomically (the outcomes compress 5-10x).
+pub fn write_items(path: &Path, rows: &[ItemRow]) -> anyhow::Result<()> {
+    corpus::io::write_atomic(path, |w| {
+        let gz = flate2::write::GzEncoder::new(w, flate2::Compression::default());
+        let mut csv = csv::Writer::from_writer(gz);
+        for row in rows {
+            csv.serialize(row).map_err(std::io::Error::other)?;
+        }
+        csv.into_inner()
+            .map_err(|e| std::io::Error::other(e.to_string()))?
+            .finish()?;
+        Ok(())
+    })
+    .with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// Reads [`write_items`]' files; errors name the file and line.
+pub fn read_items(path: &Path) -> anyhow::Result<Vec<ItemRow>> {
+    let text = corpus::read::read_text(path)?;
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let mut rows = Vec::new();
+    for r in reader.deserialize::<ItemRow>() {
+        let row = r.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            anyhow::anyhow!("{}:{line}: {e}", path.display())
+        })?;
+        let check = if row.kind == "cosine" {
+            decode_cosines(&row.values).map(|_| ())
+        } else {
+            decode_outcomes(&row.values).map(|_| ())
+        };
+        check.with_context(|| {
+            format!(
+                "{}: {} {} {}",
+                path.display(),
+                row.model,
+                row.representation,
+                row.benchmark
+            )
+        })?;
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_survive_a_round_trip_through_a_gzip_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("items.csv.gz");
+        let rows = vec![
+            ItemRow {
+                model: "m".into(),
+                representation: "aggregated".into(),
+                layer: Some(2),
+                benchmark: "questions-words".into(),
+                kind: "3CosAdd".into(),
+                seed: Some(1),
+                values: encode_outcomes(&[Some(true), None, Some(false)]),
+            },
+            ItemRow {
+                model: "m".into(),
+                representation: "static".into(),
+                layer: None,
+                benchmark: "WS-353-ALL".into(),
+                kind: "cosine".into(),
+                seed: None,
+                values: encode_cosines(&[Some(0.25), None, Some(-1.0)]),
+            },
+        ];
+        write_items(&path, &rows).unwrap();
+        let back = read_items(&path).unwrap();
+        assert_eq!(back, rows);
+        assert_eq!(back[0].values, "1.0");
+        assert_eq!(
+            decode_outcomes(&back[0].values).unwrap(),
+            vec![Some(true), None, Some(false)]
+        );
+        assert_eq!(
+            decode_cosines(&back[1].values).unwrap(),
+            vec![Some(0.25), None, Some(-1.0)]
+        );
+    }
+
+    #[test]
+    fn a_damaged_items_file_names_file_and_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("items.csv");
+        std::fs::write(
+            &path,
+            "model,representation,layer,benchmark,kind,seed,values\nm,static,,WS,cosine,1,0.5 nan\n",
+        )
+        .unwrap();
+        let msg = format!("{:#}", read_items(&path).unwrap_err());
+        assert!(
+            msg.contains("items.csv") && msg.contains("not a finite number"),
+            "{msg}"
+        );
+        std::fs::write(
+            &path,
+            "model,representation,layer,benchmark,kind,seed,values\nm,static,,q,3CosAdd,1,10x\n",
+        )
+        .unwrap();
+        let msg = format!("{:#}", read_items(&path).unwrap_err());
+        assert!(msg.contains("'x'"), "{msg}");
+    }
+}

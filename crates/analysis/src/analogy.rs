@@ -89,6 +89,11 @@ pub struct AnalogyReport {
     pub method: AnalogyMethod,
     pub restrict_vocab: usize,
     pub sections: Vec<(String, bool, Score)>,
+    /// Every question's outcome in file order (sections in order, questions in order):
+    /// `Some(true)` right, `Some(false)` wrong, `None` skipped (a word out of vocabulary).
+    /// What intervals and paired tests between representations resample
+    /// ([`crate::inference`]).
+    pub outcomes: Vec<Option<bool>>,
 }
 
 impl AnalogyReport {
@@ -195,22 +200,27 @@ impl AnalogySet {
         };
         let dim = vectors.dim();
 
-        // Questions as rows; skipped ones counted per section.
-        let mut questions: Vec<(usize, [u32; 4])> = Vec::new();
+        // Questions as rows (with their index in file order); skipped ones counted per section.
+        let mut questions: Vec<(usize, usize, [u32; 4])> = Vec::new();
         let mut scores: Vec<Score> = vec![Score::default(); self.sections.len()];
+        let mut outcomes: Vec<Option<bool>> = vec![None; self.n_questions()];
+        let mut index = 0;
         for (s, section) in self.sections.iter().enumerate() {
             for q in &section.questions {
                 let rows = [ev.row(&q[0]), ev.row(&q[1]), ev.row(&q[2]), ev.row(&q[3])];
                 match rows {
-                    [Some(a), Some(b), Some(c), Some(d)] => questions.push((s, [a, b, c, d])),
+                    [Some(a), Some(b), Some(c), Some(d)] => {
+                        questions.push((s, index, [a, b, c, d]))
+                    }
                     _ => scores[s].skipped += 1,
                 }
+                index += 1;
             }
         }
 
         // Cosines of every row with every distinct question word: one matrix product.
         let mut distinct: HashMap<u32, usize> = HashMap::new();
-        for (_, q) in &questions {
+        for (_, _, q) in &questions {
             for &r in &q[..3] {
                 let next = distinct.len();
                 distinct.entry(r).or_insert(next);
@@ -224,11 +234,11 @@ impl AnalogySet {
         }
         let cos = cosines(&query, distinct.len(), &unit, n, dim);
 
-        let outcomes: Vec<(usize, bool)> = questions
+        let answered: Vec<(usize, usize, bool)> = questions
             .par_iter()
             .map_init(
                 || vec![0f32; n],
-                |buf, &(s, [a, b, c, d])| {
+                |buf, &(s, i, [a, b, c, d])| {
                     let row = |w: u32| &cos[distinct[&w] * n..(distinct[&w] + 1) * n];
                     let (ca, cb, cc) = (row(a), row(b), row(c));
                     match method {
@@ -245,11 +255,13 @@ impl AnalogySet {
                         }
                     }
                     let predicted = gensim_prediction(buf, [a, b, c], &ev);
-                    (s, predicted.is_some_and(|p| ev.row_key(p) == ev.row_key(d)))
+                    let ok = predicted.is_some_and(|p| ev.row_key(p) == ev.row_key(d));
+                    (s, i, ok)
                 },
             )
             .collect();
-        for (s, ok) in outcomes {
+        for (s, i, ok) in answered {
+            outcomes[i] = Some(ok);
             if ok {
                 scores[s].correct += 1;
             } else {
@@ -266,6 +278,7 @@ impl AnalogySet {
                 .zip(scores)
                 .map(|(sec, sc)| (sec.name.clone(), sec.is_syntactic(), sc))
                 .collect(),
+            outcomes,
         }
     }
 }
@@ -368,6 +381,8 @@ mod tests {
             );
             assert_eq!(r.semantic().answered(), 2);
             assert!((r.total().accuracy() - 1.0).abs() < 1e-12);
+            // One outcome per question in file order; the unicorn question was skipped.
+            assert_eq!(r.outcomes, vec![Some(true), Some(true), None, Some(true)]);
         }
     }
 
@@ -398,6 +413,7 @@ mod tests {
         assert_eq!(gensim_prediction(&scores, [0, 0, 3], &ev), Some(4));
         let r = set.evaluate(&planted(), AnalogyMethod::CosAdd, 6, true);
         assert_eq!(r.total().incorrect, 1);
+        assert_eq!(r.outcomes, vec![Some(false)]);
     }
 
     #[test]

@@ -27,6 +27,10 @@ pub struct SimilarityReport {
     pub oov_percent: f64,
     pub pearson: f64,
     pub spearman: f64,
+    /// The model's cosine for every pair in file order; `None` where a word is out of
+    /// vocabulary. With the set's human scores, what intervals, chance bands and dev/test
+    /// splits resample ([`crate::inference`]).
+    pub cosines: Vec<Option<f64>>,
 }
 
 impl SimilaritySet {
@@ -93,14 +97,20 @@ impl SimilaritySet {
     ) -> SimilarityReport {
         let ev = EvalVocab::new(vectors, restrict_vocab, case_insensitive);
         let (mut gold, mut model) = (Vec::new(), Vec::new());
+        let mut cosines = Vec::with_capacity(self.pairs.len());
         let mut oov = 0;
         for (a, b, score) in &self.pairs {
             match (ev.row(a), ev.row(b)) {
                 (Some(i), Some(j)) => {
+                    let c = cosine(vectors.row(i as usize), vectors.row(j as usize));
                     gold.push(*score);
-                    model.push(cosine(vectors.row(i as usize), vectors.row(j as usize)));
+                    model.push(c);
+                    cosines.push(Some(c));
                 }
-                _ => oov += 1,
+                _ => {
+                    oov += 1;
+                    cosines.push(None);
+                }
             }
         }
         SimilarityReport {
@@ -112,6 +122,7 @@ impl SimilaritySet {
             oov_percent: 100.0 * oov as f64 / self.pairs.len() as f64,
             pearson: stats::pearson(&gold, &model),
             spearman: stats::spearman(&gold, &model),
+            cosines,
         }
     }
 }
@@ -160,6 +171,11 @@ mod tests {
         assert!((r.pearson - expected_pearson).abs() < 1e-6);
         // ranks gold [4,1,2,3], model [4,1.5,1.5,3]: rho = 4.5 / sqrt(5 * 4.5) = 0.948683
         assert!((r.spearman - 0.948_683).abs() < 1e-5, "{}", r.spearman);
+        // Per pair, in file order, OOV as None.
+        let c = &r.cosines;
+        assert_eq!(c.len(), 5);
+        assert!((c[0].unwrap() - 1.0).abs() < 1e-6 && c[1].unwrap().abs() < 1e-6);
+        assert!((c[3].unwrap() - 0.5f64.sqrt()).abs() < 1e-6 && c[4].is_none());
         // Case-sensitive: "Cat" is unknown now.
         assert_eq!(set.evaluate(&v, 4, false).oov, 2);
     }

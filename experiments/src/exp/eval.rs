@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::Deserialize;
 
+use analysis::inference::permutation_band;
 use analysis::{AnalogyMethod, AnalogySet, SimilaritySet};
 use word2vec::WordVectors;
 
-use crate::output::{self, TidyRow};
+use crate::output::{self, encode_cosines, encode_outcomes, ItemRow, TidyRow};
 use crate::{config, paths, Args};
 
 #[derive(Clone, Debug, serde::Serialize, Deserialize)]
@@ -74,6 +75,10 @@ fn list(dir: &Path, keep: impl Fn(&str) -> bool) -> anyhow::Result<Vec<PathBuf>>
     Ok(files)
 }
 
+/// Permutations behind each similarity score's chance band: the 2.5% and 97.5% quantiles of
+/// 500 draws move by about 0.005 from one set of draws to another on 300 pairs.
+const NULL_DRAWS: usize = 500;
+
 /// Scores one table on every benchmark; the rows are labelled by the caller's `template`
 /// (experiment, model, representation, layer, seed, backend).
 pub fn evaluate_table(
@@ -82,7 +87,28 @@ pub fn evaluate_table(
     cfg: &EvalConfig,
     template: &TidyRow,
 ) -> Vec<TidyRow> {
+    evaluate_table_items(vectors, benchmarks, cfg, template).0
+}
+
+/// [`evaluate_table`], and every item's outcome: each 3CosAdd question right, wrong or skipped,
+/// each similarity pair's cosine (what the report's intervals resample).
+pub fn evaluate_table_items(
+    vectors: &WordVectors,
+    benchmarks: &Benchmarks,
+    cfg: &EvalConfig,
+    template: &TidyRow,
+) -> (Vec<TidyRow>, Vec<ItemRow>) {
     let mut rows = Vec::new();
+    let mut items = Vec::new();
+    let item = |benchmark: &str, kind: &str, values: String| ItemRow {
+        model: template.model.clone(),
+        representation: template.representation.clone(),
+        layer: template.layer,
+        benchmark: benchmark.into(),
+        kind: kind.into(),
+        seed: template.seed,
+        values,
+    };
     let row = |benchmark: String, metric: &str, value: f64, n: usize, oov: usize| TidyRow {
         benchmark,
         metric: metric.to_owned(),
@@ -94,6 +120,22 @@ pub fn evaluate_table(
     for set in &benchmarks.analogy {
         for method in [AnalogyMethod::CosAdd, AnalogyMethod::CosMul] {
             let r = set.evaluate(vectors, method, cfg.restrict_vocab, cfg.case_insensitive);
+            if method == AnalogyMethod::CosAdd {
+                items.push(item(&set.name, method.name(), encode_outcomes(&r.outcomes)));
+            }
+            if method == AnalogyMethod::CosAdd {
+                // Chance: a table with no structure answers uniformly among the candidate rows
+                // other than a, b and c (by symmetry), so 1 / (rows - 3) of answered questions.
+                let rows_searched = vectors.len().min(cfg.restrict_vocab);
+                let total = r.total();
+                rows.push(row(
+                    format!("{}:total", set.name),
+                    "3CosAdd_chance",
+                    1.0 / rows_searched.saturating_sub(3).max(1) as f64,
+                    total.answered(),
+                    total.skipped,
+                ));
+            }
             let parts = [
                 ("total", r.total()),
                 ("semantic", r.semantic()),
@@ -115,8 +157,41 @@ pub fn evaluate_table(
         let r = set.evaluate(vectors, cfg.restrict_vocab, cfg.case_insensitive);
         rows.push(row(set.name.clone(), "spearman", r.spearman, r.used, r.oov));
         rows.push(row(set.name.clone(), "pearson", r.pearson, r.used, r.oov));
+        // The chance band of Spearman's rho for exactly these pairs (ties and size included):
+        // the model's cosines permuted against the human scores.
+        let (gold, model): (Vec<f64>, Vec<f64>) = set
+            .pairs
+            .iter()
+            .zip(&r.cosines)
+            .filter_map(|((_, _, g), c)| c.map(|c| (*g, c)))
+            .unzip();
+        if gold.len() >= 3 {
+            let band = permutation_band(
+                &gold,
+                &model,
+                analysis::stats::spearman,
+                NULL_DRAWS,
+                0.95,
+                29,
+            );
+            rows.push(row(
+                set.name.clone(),
+                "spearman_null_lo",
+                band.lo,
+                r.used,
+                r.oov,
+            ));
+            rows.push(row(
+                set.name.clone(),
+                "spearman_null_hi",
+                band.hi,
+                r.used,
+                r.oov,
+            ));
+        }
+        items.push(item(&set.name, "cosine", encode_cosines(&r.cosines)));
     }
-    rows
+    (rows, items)
 }
 
 /// Prints the headline rows: analogy total/semantic/syntactic, and Spearman per similarity set.

@@ -3,6 +3,7 @@ pub mod bench;
 pub mod bench_transformer;
 pub mod corpus_stats;
 pub mod eval;
+pub mod evidence;
 pub mod paper;
 pub mod report;
 pub mod study;

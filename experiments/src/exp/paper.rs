@@ -164,7 +164,8 @@ fn point(x: f64, s: &Summary) -> (f64, f64, Option<(f64, f64)>) {
 fn models(exp: Experiment) -> Vec<ModelId> {
     use ModelId::*;
     match exp {
-        Experiment::Analogy | Experiment::Similarity => vec![Sgns, Cbow, Mlm],
+        // CLM beside MLM: the objective is the transformer's other reading of the corpus.
+        Experiment::Analogy | Experiment::Similarity => vec![Sgns, Cbow, Mlm, Clm],
         Experiment::Layers => vec![Sgns, Mlm],
         Experiment::Qkv => vec![Mlm, SharedQk, SharedQkv],
         Experiment::Frozen => vec![Mlm, FrozenEmbedding],
@@ -257,6 +258,20 @@ fn view(study: &Study, exp: Experiment) -> anyhow::Result<()> {
     let rows = keep(exp, rows);
     let dir = study.out.join(exp_name);
     output::write_csv(&dir.join(format!("{exp_name}.csv")), &rows)?;
+    // Which per-item outcomes this experiment's numbers rest on, for the report's intervals.
+    let mut measured = Vec::new();
+    for id in models(exp) {
+        for &seed in &study.cfg.seeds {
+            let path = study.items_path(id, seed);
+            let relative = path.strip_prefix(&study.out).unwrap_or(&path);
+            measured.push(super::evidence::Measured {
+                model: id.name().into(),
+                seed,
+                items: relative.to_string_lossy().into_owned(),
+            });
+        }
+    }
+    output::write_csv(&dir.join("measurements.csv"), &measured)?;
     let table = Table(summarise(exp_name, &rows));
     output::write_csv(&dir.join("summary.csv"), &table.0)?;
     if matches!(
@@ -325,7 +340,7 @@ fn write_curves(study: &Study, exp: Experiment, dir: &Path) -> anyhow::Result<()
 /// The rows an experiment's CSV keeps.
 fn keep(exp: Experiment, rows: Vec<TidyRow>) -> Vec<TidyRow> {
     let analogy = |r: &TidyRow| r.benchmark.starts_with("questions-words");
-    let similarity = |r: &TidyRow| r.metric == "spearman" || r.metric == "pearson";
+    let similarity = |r: &TidyRow| r.metric.starts_with("spearman") || r.metric == "pearson";
     let vectors = |r: &TidyRow| {
         matches!(
             r.representation.as_str(),

@@ -44,15 +44,16 @@ use transformer::training::{self, CurvePoint, RunControl, TrainingConfig};
 use transformer::{Transformer, TransformerConfig};
 use word2vec::{Architecture, Word2VecConfig, WordVectors};
 
-use super::eval::{evaluate_table, Benchmarks, EvalConfig};
-use crate::output::{self, TidyRow};
+use super::eval::{evaluate_table_items, Benchmarks, EvalConfig};
+use crate::output::{self, ItemRow, TidyRow};
 use crate::runs::{self, TransformerKey};
 use crate::Args;
 
 /// Bumped whenever what a score row means changes, so cached measurements are not reused:
 /// 2 = pooling over the whole training split with OOV for unseen words, causal readout of CLM,
-/// contextuality nulls, collocation pairs without split words and with matched controls.
-const SCORES_VERSION: u32 = 2;
+/// contextuality nulls, collocation pairs without split words and with matched controls;
+/// 3 = the same rows, with per-item outcomes beside them (`items-<h>.csv.gz`).
+const SCORES_VERSION: u32 = 3;
 
 /// Words (the most frequent) over which CKA between E and E W^h is computed: enough for a
 /// stable value, few enough that its permutation null costs seconds.
@@ -405,6 +406,11 @@ impl Study {
                 started.elapsed().as_secs_f64()
             );
         }
+        // The curve is kept with the measurements (committed), so figures of loss need no model.
+        output::write_csv(
+            &self.measured_dir(id, seed).join("curve.csv"),
+            &outcome.curve,
+        )?;
         Ok((outcome.model.valid(), outcome.curve))
     }
 
@@ -433,7 +439,9 @@ impl Study {
                     layer: Some(1),
                     ..self.template(id, seed, &format!("embedding-{name}-head-{h}"))
                 };
-                rows.extend(self.score_table(&table, &template));
+                // Scored, but their per-item outcomes are not kept (12 tables a model): the
+                // report states these as seed means beside E's.
+                rows.extend(self.score_table(&table, &template).0);
                 let (x, y) = (&e.data()[..n_cka * d], &table.data()[..n_cka * layer.d_k]);
                 let cka = linear_cka_wide(x, d, y, layer.d_k, n_cka);
                 let null = linear_cka_wide_null(x, d, y, layer.d_k, n_cka, 10, seed);
@@ -459,16 +467,29 @@ impl Study {
         if id == ModelId::Untrained {
             return Ok(self.transformer(id, seed)?.1);
         }
-        let dir = self.run_dir(id, seed);
-        match read_curve(&dir) {
+        let kept = self.measured_dir(id, seed).join("curve.csv");
+        if kept.is_file() {
+            return output::read_csv(&kept);
+        }
+        match read_curve(&self.run_dir(id, seed)) {
             Some(c) => Ok(c),
             None => Ok(self.transformer(id, seed)?.1),
         }
     }
 
-    /// Every measurement of one model at one seed, computed once and cached beside the run.
-    pub fn scores(&self, id: ModelId, seed: u64) -> anyhow::Result<Vec<TidyRow>> {
-        let dir = self.run_dir(id, seed);
+    /// Where one model's measurements are kept: `<out>/measurements/<run name>/` (the run
+    /// directory's name, so the model's config hash is in it). Unlike the run cache, these
+    /// small files are committed: `scores-<h>.csv` (the tidy rows), `items-<h>.csv.gz` (every
+    /// analogy question's and similarity pair's outcome, for the report's intervals) and
+    /// `curve.csv` (the loss curve). `<h>` hashes the measurement settings. A study is
+    /// completed over several sittings, and a fresh clone reruns the figures, from these.
+    pub fn measured_dir(&self, id: ModelId, seed: u64) -> PathBuf {
+        let run = self.run_dir(id, seed);
+        let name = run.file_name().expect("run directories have a name");
+        self.out.join("measurements").join(name)
+    }
+
+    fn settings_hash(&self) -> String {
         let settings = (
             SCORES_VERSION,
             &self.cfg.eval,
@@ -477,15 +498,39 @@ impl Study {
             &self.cfg.collocation,
             self.benchmark_names(),
         );
-        let path = dir.join(format!("scores-{}.csv", runs::config_hash(&settings)));
-        if path.exists() {
+        runs::config_hash(&settings)
+    }
+
+    /// The per-item outcomes file of a model (written by [`Study::scores`]).
+    pub fn items_path(&self, id: ModelId, seed: u64) -> PathBuf {
+        self.measured_dir(id, seed)
+            .join(format!("items-{}.csv.gz", self.settings_hash()))
+    }
+
+    /// Whether a model's measurements are already on disk (committed or made earlier): then
+    /// [`Study::scores`] neither trains nor measures.
+    pub fn is_measured(&self, id: ModelId, seed: u64) -> bool {
+        let dir = self.measured_dir(id, seed);
+        let h = self.settings_hash();
+        dir.join(format!("scores-{h}.csv")).is_file() && self.items_path(id, seed).is_file()
+    }
+
+    /// Every measurement of one model at one seed, computed once and kept in
+    /// [`Study::measured_dir`]; a model is trained (or its run resumed) only when they are
+    /// missing.
+    pub fn scores(&self, id: ModelId, seed: u64) -> anyhow::Result<Vec<TidyRow>> {
+        let path = self
+            .measured_dir(id, seed)
+            .join(format!("scores-{}.csv", self.settings_hash()));
+        if self.is_measured(id, seed) {
             return output::read_csv(&path);
         }
-        let rows = if id.is_word2vec() {
-            self.score_word2vec(id, seed, &dir)?
+        let (rows, items) = if id.is_word2vec() {
+            self.score_word2vec(id, seed, &self.run_dir(id, seed))?
         } else {
             self.score_transformer(id, seed)?
         };
+        output::write_items(&self.items_path(id, seed), &items)?;
         output::write_csv(&path, &rows)?;
         Ok(rows)
     }
@@ -507,9 +552,10 @@ impl Study {
         }
     }
 
-    /// Analogy, similarity and collocation rows for one table.
-    fn score_table(&self, table: &WordVectors, template: &TidyRow) -> Vec<TidyRow> {
-        let mut rows = evaluate_table(table, &self.benchmarks, &self.cfg.eval, template);
+    /// Analogy, similarity and collocation rows for one table, and its per-item outcomes.
+    fn score_table(&self, table: &WordVectors, template: &TidyRow) -> (Vec<TidyRow>, Vec<ItemRow>) {
+        let (mut rows, items) =
+            evaluate_table_items(table, &self.benchmarks, &self.cfg.eval, template);
         let c = collocation_score(table, &self.pairs);
         for (metric, value) in [
             ("collocated_cosine", c.collocated),
@@ -533,7 +579,7 @@ impl Study {
                 ..template.clone()
             });
         }
-        rows
+        (rows, items)
     }
 
     fn score_word2vec(
@@ -541,7 +587,7 @@ impl Study {
         id: ModelId,
         seed: u64,
         dir: &std::path::Path,
-    ) -> anyhow::Result<Vec<TidyRow>> {
+    ) -> anyhow::Result<(Vec<TidyRow>, Vec<ItemRow>)> {
         let w = self.word2vec_config(id, seed);
         let file = dir.join("vectors.bin");
         let vectors = if file.exists() {
@@ -556,18 +602,27 @@ impl Study {
         Ok(self.score_table(&vectors, &self.template(id, seed, "static")))
     }
 
-    fn score_transformer(&self, id: ModelId, seed: u64) -> anyhow::Result<Vec<TidyRow>> {
+    fn score_transformer(
+        &self,
+        id: ModelId,
+        seed: u64,
+    ) -> anyhow::Result<(Vec<TidyRow>, Vec<ItemRow>)> {
         let (model, curve) = self.transformer(id, seed)?;
         println!("measuring {} seed {seed}", id.name());
         let mut rows = Vec::new();
+        let mut items = Vec::new();
+        let mut scored = |(r, i): (Vec<TidyRow>, Vec<ItemRow>)| {
+            rows.extend(r);
+            items.extend(i);
+        };
         let t = |representation: &str, layer: Option<usize>| TidyRow {
             layer,
             ..self.template(id, seed, representation)
         };
         let embedding = embedding_table(&model, &self.words);
-        rows.extend(self.score_table(&embedding, &t("embedding", None)));
+        scored(self.score_table(&embedding, &t("embedding", None)));
         if let Some(head) = lm_head_table(&model, &self.words) {
-            rows.extend(self.score_table(&head, &t("lm_head", None)));
+            scored(self.score_table(&head, &t("lm_head", None)));
         }
         // Read each model as it was trained (causal for a causal LM); the raw residual stream.
         let (model_cfg, training) = self.variant(id, seed);
@@ -581,7 +636,7 @@ impl Study {
             256,
         );
         for (l, table) in dec.iter().enumerate() {
-            rows.extend(self.score_table(table, &t("decontextualized", Some(l))));
+            scored(self.score_table(table, &t("decontextualized", Some(l))));
         }
         let p = &self.cfg.pooling;
         let agg = aggregated(
@@ -597,7 +652,7 @@ impl Study {
             |_, _| {},
         );
         for (l, table) in agg.tables.iter().enumerate() {
-            rows.extend(self.score_table(table, &t("aggregated", Some(l))));
+            scored(self.score_table(table, &t("aggregated", Some(l))));
         }
         let seen = agg.occurrences.iter().filter(|&&c| c > 0).count();
         for (metric, value) in [
@@ -716,7 +771,7 @@ impl Study {
                 ..t("training", None)
             });
         }
-        Ok(rows)
+        Ok((rows, items))
     }
 }
 

@@ -1,0 +1,603 @@
+//! The report's intervals, from the per-item outcomes every model's measurements keep
+//! (`measurements/<run>/items-<h>.csv.gz`, written by [`super::study::Study::scores`]).
+//!
+//! * A score (an analogy accuracy, a Spearman rho) is the mean over seeds, with a 95% percentile
+//!   interval from resampling items and seeds together ([`paired_bootstrap`]).
+//! * A difference between two representations is computed on the items both answer, with the
+//!   same joint resampling, so the interval holds the sampling of questions or pairs (which
+//!   dominates on sets of a few hundred pairs) as well as seed-to-seed variation. Analogies
+//!   also get McNemar's exact test per seed.
+//! * A "best layer" is chosen on the *dev* half of a benchmark's items and reported on the other
+//!   (*test*) half: item `i` of benchmark `b` falls in dev or test by a fair coin seeded by `b`
+//!   and `i` ([`half_of`]), the same for every model and seed.
+//! * A similarity score stands beside its chance band: Spearman's rho of the same cosines
+//!   permuted against the human scores, for exactly the pairs used.
+//! * Quantities measured once per seed with no items behind them (held-out loss, collocation
+//!   z-scores, contextuality excesses) get a Welch t interval over seeds ([`seed_difference`]):
+//!   with 3 seeds it is wide, and says so.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use analysis::inference::{
+    mcnemar_exact, paired_bootstrap, permutation_band, spearman_at, Interval, SplitMix64,
+};
+
+use super::eval::Benchmarks;
+use crate::output::{self, decode_cosines, decode_outcomes, ItemRow};
+
+/// Resamples per interval: the 2.5% and 97.5% quantiles of 2,000 draws move by about 1% of
+/// the interval's width between runs; every interval is seeded, so a report is reproducible.
+const RESAMPLES: usize = 2_000;
+const LEVEL: f64 = 0.95;
+
+/// Which items a statistic is computed on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Half {
+    All,
+    /// Where best layers are chosen.
+    Dev,
+    /// Where chosen layers are reported.
+    Test,
+}
+
+/// Whether item `i` of `benchmark` is a dev item (`true`) or a test item: a fair coin from
+/// SplitMix64 seeded by the benchmark's name and the item's index.
+pub fn half_of(benchmark: &str, i: usize) -> Half {
+    // FNV-1a of the name: stable across platforms and Rust versions, unlike `DefaultHasher`.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in benchmark.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut rng = SplitMix64::new(h ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    if rng.next_u64() >> 63 == 0 {
+        Half::Dev
+    } else {
+        Half::Test
+    }
+}
+
+fn in_half(benchmark: &str, i: usize, half: Half) -> bool {
+    half == Half::All || half_of(benchmark, i) == half
+}
+
+/// A representation: (model, representation, layer), as in the tidy rows.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Rep {
+    pub model: String,
+    pub representation: String,
+    pub layer: Option<usize>,
+}
+
+impl Rep {
+    pub fn new(model: &str, representation: &str, layer: Option<usize>) -> Rep {
+        Rep {
+            model: model.into(),
+            representation: representation.into(),
+            layer,
+        }
+    }
+}
+
+enum Values {
+    Outcomes(Vec<Option<bool>>),
+    Cosines(Vec<Option<f64>>),
+}
+
+impl Values {
+    fn present(&self, i: usize) -> bool {
+        match self {
+            Values::Outcomes(v) => v.get(i).is_some_and(|o| o.is_some()),
+            Values::Cosines(v) => v.get(i).is_some_and(|o| o.is_some()),
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Values::Outcomes(v) => v.len(),
+            Values::Cosines(v) => v.len(),
+        }
+    }
+}
+
+/// A score with its interval, and how many items and seeds it rests on.
+#[derive(Clone, Copy, Debug)]
+pub struct Estimate {
+    pub interval: Interval,
+    pub items: usize,
+    pub seeds: usize,
+}
+
+/// A difference a - b with its interval; for analogies, McNemar's p per seed.
+#[derive(Clone, Debug)]
+pub struct Difference {
+    pub a: Estimate,
+    pub b: Estimate,
+    pub diff: Interval,
+    pub mcnemar: Vec<f64>,
+}
+
+/// Per-item outcomes of every measured model, by (rep, benchmark) and seed.
+pub struct Evidence {
+    items: HashMap<(Rep, String), BTreeMap<u64, Values>>,
+    /// Human scores of each similarity set, in file order.
+    gold: HashMap<String, Vec<f64>>,
+}
+
+impl Evidence {
+    /// Reads every items file that the paper experiments list in their `measurements.csv`.
+    pub fn load(out: &Path, benchmarks: &Benchmarks) -> anyhow::Result<Evidence> {
+        let mut files = std::collections::BTreeSet::new();
+        for exp in super::paper::PAPER {
+            let list = out.join(super::paper::name(exp)).join("measurements.csv");
+            if list.is_file() {
+                for m in output::read_csv::<Measured>(&list)? {
+                    files.insert(out.join(m.items));
+                }
+            }
+        }
+        let mut rows = Vec::new();
+        for f in &files {
+            rows.extend(output::read_items(f)?);
+        }
+        Ok(Evidence::from_rows(rows, benchmarks))
+    }
+
+    pub fn from_rows(rows: Vec<ItemRow>, benchmarks: &Benchmarks) -> Evidence {
+        let mut items: HashMap<(Rep, String), BTreeMap<u64, Values>> = HashMap::new();
+        for r in rows {
+            let values = if r.kind == "cosine" {
+                decode_cosines(&r.values).map(Values::Cosines)
+            } else {
+                decode_outcomes(&r.values).map(Values::Outcomes)
+            };
+            // `read_items` has checked every value already.
+            let Ok(values) = values else { continue };
+            let rep = Rep::new(&r.model, &r.representation, r.layer);
+            items
+                .entry((rep, r.benchmark))
+                .or_default()
+                .insert(r.seed.unwrap_or(0), values);
+        }
+        let gold = benchmarks
+            .similarity
+            .iter()
+            .map(|s| (s.name.clone(), s.pairs.iter().map(|p| p.2).collect()))
+            .collect();
+        Evidence { items, gold }
+    }
+
+    fn seeds(&self, rep: &Rep, benchmark: &str) -> Option<&BTreeMap<u64, Values>> {
+        self.items
+            .get(&(rep.clone(), benchmark.to_string()))
+            .filter(|m| !m.is_empty())
+    }
+
+    /// The layers measured for (model, representation) on `benchmark`.
+    pub fn layers(&self, model: &str, representation: &str, benchmark: &str) -> Vec<usize> {
+        let mut l: Vec<usize> = self
+            .items
+            .keys()
+            .filter(|(r, b)| {
+                r.model == model && r.representation == representation && b == benchmark
+            })
+            .filter_map(|(r, _)| r.layer)
+            .collect();
+        l.sort();
+        l
+    }
+
+    /// Items of `half` present for every seed of every rep in `reps`.
+    fn common_items(&self, reps: &[&Rep], benchmark: &str, half: Half) -> Option<Vec<usize>> {
+        let sets: Vec<&BTreeMap<u64, Values>> = reps
+            .iter()
+            .map(|r| self.seeds(r, benchmark))
+            .collect::<Option<_>>()?;
+        let first = sets[0].values().next()?;
+        if matches!(first, Values::Cosines(_)) && !self.gold.contains_key(benchmark) {
+            return None;
+        }
+        let n = first.len();
+        let items: Vec<usize> = (0..n)
+            .filter(|&i| in_half(benchmark, i, half))
+            .filter(|&i| sets.iter().all(|s| s.values().all(|v| v.present(i))))
+            .collect();
+        (!items.is_empty()).then_some(items)
+    }
+
+    /// Per-seed data of `rep` on `items`, for the bootstrap: outcomes or (gold, cosines).
+    fn data(&self, rep: &Rep, benchmark: &str, items: &[usize]) -> Data {
+        let seeds = self.seeds(rep, benchmark).expect("checked by common_items");
+        match seeds.values().next() {
+            Some(Values::Outcomes(_)) => Data::Analogy(
+                seeds
+                    .values()
+                    .map(|v| match v {
+                        Values::Outcomes(o) => items.iter().map(|&i| o[i] == Some(true)).collect(),
+                        Values::Cosines(_) => Vec::new(),
+                    })
+                    .collect(),
+            ),
+            _ => {
+                let gold = &self.gold[benchmark];
+                let g: Vec<f64> = items.iter().map(|&i| gold[i]).collect();
+                Data::Similarity(
+                    seeds
+                        .values()
+                        .map(|v| match v {
+                            Values::Cosines(c) => (
+                                g.clone(),
+                                items.iter().map(|&i| c[i].unwrap_or(0.0)).collect(),
+                            ),
+                            Values::Outcomes(_) => (Vec::new(), Vec::new()),
+                        })
+                        .collect(),
+                )
+            }
+        }
+    }
+
+    /// The seed mean of `rep` on `half` of `benchmark`, with its interval.
+    pub fn score(&self, rep: &Rep, benchmark: &str, half: Half) -> Option<Estimate> {
+        let items = self.common_items(&[rep], benchmark, half)?;
+        let seed = stream(rep, None, benchmark, half);
+        Some(self.data(rep, benchmark, &items).estimate(None, seed))
+    }
+
+    /// `a - b` on the items both have in `half`, with its interval (and McNemar per seed for
+    /// analogies). `None` when either is missing or the seeds differ in number.
+    pub fn difference(&self, a: &Rep, b: &Rep, benchmark: &str, half: Half) -> Option<Difference> {
+        let items = self.common_items(&[a, b], benchmark, half)?;
+        let (da, db) = (
+            self.data(a, benchmark, &items),
+            self.data(b, benchmark, &items),
+        );
+        if da.seeds() != db.seeds() {
+            return None;
+        }
+        let seed = stream(a, Some(b), benchmark, half);
+        let ea = da.estimate(None, seed);
+        let eb = db.estimate(None, seed ^ 1);
+        let diff = da.estimate(Some(&db), seed ^ 2).interval;
+        let mcnemar = match (&da, &db) {
+            (Data::Analogy(x), Data::Analogy(y)) => x
+                .iter()
+                .zip(y)
+                .map(|(x, y)| {
+                    let only_a = x.iter().zip(y).filter(|(p, q)| **p && !**q).count();
+                    let only_b = x.iter().zip(y).filter(|(p, q)| !**p && **q).count();
+                    mcnemar_exact(only_a as u64, only_b as u64)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        Some(Difference {
+            a: ea,
+            b: eb,
+            diff,
+            mcnemar,
+        })
+    }
+
+    /// The layer of (model, representation) with the best seed mean on the dev half.
+    pub fn best_layer(&self, model: &str, representation: &str, benchmark: &str) -> Option<usize> {
+        self.layers(model, representation, benchmark)
+            .into_iter()
+            .filter_map(|l| {
+                let rep = Rep::new(model, representation, Some(l));
+                let items = self.common_items(&[&rep], benchmark, Half::Dev)?;
+                let m = self.data(&rep, benchmark, &items).seed_mean();
+                m.is_finite().then_some((l, m))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(l, _)| l)
+    }
+
+    /// The 95% chance band of Spearman's rho for the pairs `rep` uses in `half`: its first
+    /// seed's cosines permuted against the human scores. `None` for analogies.
+    pub fn chance_band(&self, rep: &Rep, benchmark: &str, half: Half) -> Option<Interval> {
+        let items = self.common_items(&[rep], benchmark, half)?;
+        match self.data(rep, benchmark, &items) {
+            Data::Similarity(s) => Some(permutation_band(
+                &s[0].0,
+                &s[0].1,
+                analysis::stats::spearman,
+                RESAMPLES,
+                LEVEL,
+                31,
+            )),
+            Data::Analogy(_) => None,
+        }
+    }
+}
+
+/// One line of an experiment's `measurements.csv`: which items file holds a model's outcomes.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Measured {
+    pub model: String,
+    pub seed: u64,
+    /// Relative to `--out`.
+    pub items: String,
+}
+
+enum Data {
+    Analogy(Vec<Vec<bool>>),
+    Similarity(Vec<(Vec<f64>, Vec<f64>)>),
+}
+
+impl Data {
+    fn seeds(&self) -> usize {
+        match self {
+            Data::Analogy(v) => v.len(),
+            Data::Similarity(v) => v.len(),
+        }
+    }
+
+    fn n_items(&self) -> usize {
+        match self {
+            Data::Analogy(v) => v[0].len(),
+            Data::Similarity(v) => v[0].0.len(),
+        }
+    }
+
+    fn seed_mean(&self) -> f64 {
+        let all: Vec<usize> = (0..self.n_items()).collect();
+        match self {
+            Data::Analogy(v) => {
+                v.iter()
+                    .map(|s| analysis::inference::accuracy(s, &all))
+                    .sum::<f64>()
+                    / v.len() as f64
+            }
+            Data::Similarity(v) => {
+                v.iter().map(|s| spearman_at(s, &all)).sum::<f64>() / v.len() as f64
+            }
+        }
+    }
+
+    /// The seed mean (of self - other, when given) with its joint item-and-seed interval.
+    fn estimate(&self, other: Option<&Data>, seed: u64) -> Estimate {
+        let n = self.n_items();
+        let interval = match (self, other) {
+            (Data::Analogy(a), None) => paired_bootstrap(
+                a,
+                None,
+                n,
+                analysis::inference::accuracy,
+                RESAMPLES,
+                LEVEL,
+                seed,
+            ),
+            (Data::Analogy(a), Some(Data::Analogy(b))) => paired_bootstrap(
+                a,
+                Some(b),
+                n,
+                analysis::inference::accuracy,
+                RESAMPLES,
+                LEVEL,
+                seed,
+            ),
+            (Data::Similarity(a), None) => {
+                paired_bootstrap(a, None, n, spearman_at, RESAMPLES, LEVEL, seed)
+            }
+            (Data::Similarity(a), Some(Data::Similarity(b))) => {
+                paired_bootstrap(a, Some(b), n, spearman_at, RESAMPLES, LEVEL, seed)
+            }
+            _ => unreachable!("a difference between an analogy and a similarity score"),
+        };
+        Estimate {
+            interval,
+            items: n,
+            seeds: self.seeds(),
+        }
+    }
+}
+
+/// A seed for one interval's resamples, from what it compares (so intervals do not share
+/// draws by accident, and the same comparison always gets the same draws).
+fn stream(a: &Rep, b: Option<&Rep>, benchmark: &str, half: Half) -> u64 {
+    let text = format!("{a:?}|{b:?}|{benchmark}|{half:?}");
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        h = (h ^ byte as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Two-sided 97.5% quantiles of Student's t for 1..=30 degrees of freedom (then 1.96).
+const T975: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
+];
+
+fn t975(df: f64) -> f64 {
+    if !(df >= 1.0) {
+        return f64::NAN;
+    }
+    // Rounding the Welch df down keeps the interval conservative.
+    let k = df.floor() as usize;
+    if k <= 30 {
+        T975[k - 1]
+    } else {
+        1.96
+    }
+}
+
+fn mean_var(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let m = x.iter().sum::<f64>() / n;
+    let v = x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1.0);
+    (m, v)
+}
+
+/// mean(a) - mean(b) over independent seeds with a 95% Welch t interval (NaN bounds with fewer
+/// than 2 seeds a side). For quantities measured once per model with no items behind them.
+pub fn seed_difference(a: &[f64], b: &[f64]) -> Interval {
+    let (ma, va) = mean_var(a);
+    let (mb, vb) = mean_var(b);
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let se2 = va / na + vb / nb;
+    let df = se2 * se2 / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
+    let half = if se2 == 0.0 {
+        0.0
+    } else {
+        t975(df) * se2.sqrt()
+    };
+    Interval {
+        estimate: ma - mb,
+        lo: ma - mb - half,
+        hi: ma - mb + half,
+        level: LEVEL,
+    }
+}
+
+/// mean(a) with a 95% t interval over seeds.
+pub fn seed_mean(a: &[f64]) -> Interval {
+    let (m, v) = mean_var(a);
+    let half = t975(a.len() as f64 - 1.0) * (v / a.len() as f64).sqrt();
+    Interval {
+        estimate: m,
+        lo: m - half,
+        hi: m + half,
+        level: LEVEL,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::{encode_cosines, encode_outcomes};
+    use analysis::SimilaritySet;
+
+    fn benchmarks(gold: &[f64]) -> Benchmarks {
+        let text: String = gold
+            .iter()
+            .enumerate()
+            .map(|(i, g)| format!("w{i}\tv{i}\t{g}\n"))
+            .collect();
+        Benchmarks {
+            analogy: Vec::new(),
+            similarity: vec![SimilaritySet::parse(&text, Path::new("s.txt"), "S".into()).unwrap()],
+        }
+    }
+
+    fn row(
+        model: &str,
+        layer: Option<usize>,
+        bench: &str,
+        kind: &str,
+        seed: u64,
+        values: String,
+    ) -> ItemRow {
+        ItemRow {
+            model: model.into(),
+            representation: if layer.is_some() {
+                "aggregated"
+            } else {
+                "static"
+            }
+            .into(),
+            layer,
+            benchmark: bench.into(),
+            kind: kind.into(),
+            seed: Some(seed),
+            values,
+        }
+    }
+
+    #[test]
+    fn the_halves_split_items_about_evenly_and_never_move() {
+        let dev = (0..10_000)
+            .filter(|&i| half_of("WS-353-ALL", i) == Half::Dev)
+            .count();
+        assert!((4_800..5_200).contains(&dev), "{dev}");
+        assert_eq!(half_of("WS-353-ALL", 17), half_of("WS-353-ALL", 17));
+        // Another benchmark gets another split.
+        let same = (0..1_000)
+            .filter(|&i| half_of("A", i) == half_of("B", i))
+            .count();
+        assert!((400..600).contains(&same), "{same}");
+    }
+
+    #[test]
+    fn a_perfect_and_a_useless_representation_differ_by_one_in_accuracy() {
+        // 200 questions; model "good" answers all, "bad" none (one skipped everywhere).
+        let good: Vec<Option<bool>> = (0..200).map(|i| (i != 5).then_some(true)).collect();
+        let bad: Vec<Option<bool>> = (0..200).map(|i| (i != 5).then_some(false)).collect();
+        let mut rows = Vec::new();
+        for s in 1..=3 {
+            rows.push(row("good", None, "q", "3CosAdd", s, encode_outcomes(&good)));
+            rows.push(row("bad", None, "q", "3CosAdd", s, encode_outcomes(&bad)));
+        }
+        let ev = Evidence::from_rows(rows, &benchmarks(&[1.0, 2.0, 3.0]));
+        let d = ev
+            .difference(
+                &Rep::new("good", "static", None),
+                &Rep::new("bad", "static", None),
+                "q",
+                Half::All,
+            )
+            .unwrap();
+        assert_eq!(d.a.items, 199);
+        assert_eq!((d.diff.estimate, d.diff.lo, d.diff.hi), (1.0, 1.0, 1.0));
+        // 199 discordant questions, all one way.
+        assert!(d.mcnemar.iter().all(|&p| p < 1e-50), "{:?}", d.mcnemar);
+        let test = ev
+            .score(&Rep::new("good", "static", None), "q", Half::Test)
+            .unwrap();
+        let dev = ev
+            .score(&Rep::new("good", "static", None), "q", Half::Dev)
+            .unwrap();
+        assert_eq!(test.items + dev.items, 199);
+    }
+
+    #[test]
+    fn the_best_layer_is_chosen_on_dev_items_only() {
+        // Layer 1 matches the human ranking on dev pairs and reverses it on test pairs;
+        // layer 2 is the other way round. The dev half must pick layer 1.
+        let n = 400;
+        let gold: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        let (mut l1, mut l2) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            let (up, down) = (Some(i as f64 / n as f64), Some(-(i as f64) / n as f64));
+            let dev = half_of("S", i) == Half::Dev;
+            l1.push(if dev { up } else { down });
+            l2.push(if dev { down } else { up });
+        }
+        let rows = vec![
+            row("m", Some(1), "S", "cosine", 1, encode_cosines(&l1)),
+            row("m", Some(2), "S", "cosine", 1, encode_cosines(&l2)),
+        ];
+        let ev = Evidence::from_rows(rows, &benchmarks(&gold));
+        assert_eq!(ev.best_layer("m", "aggregated", "S"), Some(1));
+        let test = ev
+            .score(&Rep::new("m", "aggregated", Some(1)), "S", Half::Test)
+            .unwrap();
+        assert!((test.interval.estimate + 1.0).abs() < 1e-9, "{test:?}");
+        let band = ev
+            .chance_band(&Rep::new("m", "aggregated", Some(1)), "S", Half::Test)
+            .unwrap();
+        // About +-1.96 / sqrt(n_test - 1) around 0.
+        let width = 1.96 / ((test.items - 1) as f64).sqrt();
+        assert!(
+            (band.hi - width).abs() < 0.03 && (band.lo + width).abs() < 0.03,
+            "{band:?}"
+        );
+    }
+
+    #[test]
+    fn welch_intervals_match_a_hand_computation() {
+        // a = [1, 2, 3], b = [0, 0, 0]: se = sqrt(1/3), df = 2, t = 4.303: 2 +- 2.484.
+        let d = seed_difference(&[1.0, 2.0, 3.0], &[0.0, 0.0, 0.0]);
+        assert!((d.estimate - 2.0).abs() < 1e-12);
+        assert!(
+            (d.hi - (2.0 + 4.303 * (1.0f64 / 3.0).sqrt())).abs() < 1e-9,
+            "{d:?}"
+        );
+        let m = seed_mean(&[1.0, 2.0, 3.0]);
+        assert!((m.lo - (2.0 - 4.303 * (1.0f64 / 3.0).sqrt())).abs() < 1e-9);
+        // Identical constants: a zero-width interval at the difference.
+        let z = seed_difference(&[1.0, 1.0], &[0.5, 0.5]);
+        assert_eq!((z.lo, z.hi), (0.5, 0.5));
+    }
+}
