@@ -7,8 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/embedlab/target}"
-cargo build --release -p experiments
-bin="$CARGO_TARGET_DIR/release/experiments"
+cargo build -p experiments
+bin="$CARGO_TARGET_DIR/debug/experiments"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" --exp bench-transformer --out "$tmp" "$@"

@@ -3,7 +3,7 @@
 KeyedVectors.load_word2vec_format (binary for .bin, text otherwise) and prints its shape, the
 first words and the nearest neighbours of the first word. Exits non-zero if a file does not load.
 
-    cargo run --release -p experiments -- --exp word2vec --quick --out /tmp/w
+    cargo run -p experiments -- --exp word2vec --quick --out /tmp/w
     python3 scripts/gensim_reads_ours.py /tmp/w/word2vec/sgns.bin /tmp/w/word2vec/cbow.bin
 """
 import sys

@@ -14,12 +14,12 @@ for a in "$@"; do
   if [ "$a" = "--keep-runs" ]; then keep=1; else args+=("$a"); fi
 done
 
-cargo build --release -p experiments
+cargo build -p experiments
 start=$(date +%s)
 if [ "$keep" = 0 ]; then
   rm -rf results/runs
 fi
-cargo run --release -q -p experiments -- --exp all "${args[@]}"
+cargo run -q -p experiments -- --exp all "${args[@]}"
 secs=$(( $(date +%s) - start ))
 cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//' || echo unknown)
 echo "reproduce: ${secs} s ($(( secs / 60 )) min) on ${cpu}, $(nproc) cores"

@@ -4,8 +4,8 @@
 //! random batch over the text8 vocabulary, with 307 masked positions (15% of 32 x 64).
 //!
 //! ```text
-//! cargo run --release -p experiments --example step_phases            # as `experiments` runs
-//! cargo run --release -p experiments --example step_phases -- --system-malloc
+//! cargo run -p experiments --example step_phases            # as `experiments` runs
+//! cargo run -p experiments --example step_phases -- --system-malloc
 //! ```
 //!
 //! `--system-malloc` skips `transformer::backend::keep_freed_memory`, to see what glibc's default

@@ -1,4 +1,4 @@
-//! `cargo run --release -p experiments -- --exp <name>`: every embedlab experiment behind one
+//! `cargo run -p experiments -- --exp <name>`: every embedlab experiment behind one
 //! flag. Each experiment lives in its own module under `exp/`; shared plumbing (paths, configs,
 //! tidy CSV output) is in `paths`, `config` and `output`.
 

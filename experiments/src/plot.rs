@@ -74,6 +74,29 @@ pub fn bars(
     groups: &[String],
     series: &[Series],
 ) -> anyhow::Result<()> {
+    bars_with(stem, title, y_label, groups, series, &Extras::default())
+}
+
+/// What [`bars_with`] adds to plain bars.
+#[derive(Default)]
+pub struct Extras {
+    /// Per group, a shaded band (e.g. the 95% chance band of the statistic for that group's
+    /// items), drawn behind the bars and named in the legend as `band_label`.
+    pub bands: Vec<Option<(f64, f64)>>,
+    pub band_label: String,
+    /// Each bar's value written above it (so that a bar of 0.001 is not mistaken for none).
+    pub values: bool,
+}
+
+/// [`bars`] with chance bands and value labels.
+pub fn bars_with(
+    stem: &Path,
+    title: &str,
+    y_label: &str,
+    groups: &[String],
+    series: &[Series],
+    extras: &Extras,
+) -> anyhow::Result<()> {
     let width = (300 + 34 * (groups.len() * series.len().max(1)) as u32).clamp(800, 1500);
     figure(
         stem,
@@ -83,6 +106,7 @@ pub fn bars(
             y_label,
             groups,
             series,
+            extras,
         },
     )
 }
@@ -131,6 +155,7 @@ enum Figure<'a> {
         y_label: &'a str,
         groups: &'a [String],
         series: &'a [Series],
+        extras: &'a Extras,
     },
     Heatmap {
         title: &'a str,
@@ -159,7 +184,8 @@ impl Figure<'_> {
                 y_label,
                 groups,
                 series,
-            } => draw_bars(root, title, y_label, groups, series),
+                extras,
+            } => draw_bars(root, title, y_label, groups, series, extras),
             Figure::Heatmap {
                 title,
                 row_label,
@@ -337,6 +363,7 @@ fn draw_bars<DB: DrawingBackend>(
     y_label: &str,
     groups: &[String],
     series: &[Series],
+    extras: &Extras,
 ) -> anyhow::Result<()>
 where
     DB::ErrorType: 'static,
@@ -344,6 +371,10 @@ where
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("drawing failed: {e:?}");
     root.fill(&WHITE).map_err(err)?;
     let (mut y0, mut y1) = y_range(series);
+    for (lo, hi) in extras.bands.iter().flatten() {
+        y0 = y0.min(*lo);
+        y1 = y1.max(*hi);
+    }
     // Bars start at 0, and the legend gets the top fifth of the plot to itself.
     y0 = y0.min(0.0);
     y1 = y1.max(0.0);
@@ -375,8 +406,30 @@ where
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(err)?;
+    let band_colour = RGBColor(120, 120, 120).mix(0.25);
+    let bands: Vec<(usize, f64, f64)> = extras
+        .bands
+        .iter()
+        .enumerate()
+        .filter_map(|(g, b)| b.map(|(lo, hi)| (g, lo, hi)))
+        .collect();
+    if !bands.is_empty() {
+        chart
+            .draw_series(bands.iter().map(|&(g, lo, hi)| {
+                Rectangle::new(
+                    [(g as f64 - 0.47, lo), (g as f64 + 0.47, hi)],
+                    band_colour.filled(),
+                )
+            }))
+            .map_err(err)?
+            .label(extras.band_label.clone())
+            .legend(move |(x, y)| {
+                Rectangle::new([(x, y - 6), (x + 16, y + 6)], band_colour.filled())
+            });
+    }
     let k = series.len().max(1) as f64;
     let width = 0.8 / k;
+    let lift = (y1 - y0) * 0.01;
     for (i, s) in series.iter().enumerate() {
         let c = colour(i);
         let offset = -0.4 + width * (i as f64 + 0.5);
@@ -398,6 +451,21 @@ where
                 })
             }))
             .map_err(err)?;
+        if extras.values {
+            let style = TextStyle::from((FONT, 11).into_font())
+                .transform(FontTransform::Rotate270)
+                .color(&BLACK);
+            chart
+                .draw_series(s.points.iter().filter(|p| p.1.is_finite()).map(|p| {
+                    let top = p.2.map_or(p.1, |(_, hi)| hi).max(p.1).max(0.0);
+                    Text::new(
+                        format!("{:.3}", p.1),
+                        (p.0 + offset - width * 0.2, top + lift),
+                        style.clone(),
+                    )
+                }))
+                .map_err(err)?;
+        }
     }
     draw_legend(&mut chart)
 }

@@ -349,7 +349,7 @@ fn paper_layers_quick_scores_every_layer_caches_models_and_reports() {
     let report = run(&["--exp", "report", "--out", out]);
     assert!(report.status.success(), "{}", stderr(&report));
     let md = std::fs::read_to_string(dir.path().join("REPORT.md")).unwrap();
-    assert!(md.contains("Not measured yet: run `cargo run --release -p experiments -- --exp qkv`"));
+    assert!(md.contains("Not measured yet: run `cargo run -p experiments -- --exp qkv`"));
 }
 
 #[test]

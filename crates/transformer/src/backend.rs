@@ -162,7 +162,7 @@ pub fn pin_default_device(kind: BackendKind) {
 /// positions' logits over the vocabulary alone are 307 x 22,546 floats = 28 MiB), so on the CPU
 /// backends every step paid for page faults and for the kernel zeroing those pages again: perf
 /// put `clear_page_erms` and the page-fault path at ~15% of a flex step, and
-/// `cargo run --release -p experiments --example step_phases` measures ~255 ms per masked-LM
+/// `cargo run -p experiments --example step_phases` measures ~255 ms per masked-LM
 /// step with this call against ~310 ms without. Raising the mmap and trim thresholds lets malloc
 /// reuse the freed blocks; the resident size stays at one step's peak (~290 MiB for the default
 /// model). A no-op where the C library is not glibc.

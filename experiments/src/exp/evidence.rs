@@ -99,12 +99,11 @@ impl Values {
     }
 }
 
-/// A score with its interval, and how many items and seeds it rests on.
+/// A score with its interval, and how many items it rests on.
 #[derive(Clone, Copy, Debug)]
 pub struct Estimate {
     pub interval: Interval,
     pub items: usize,
-    pub seeds: usize,
 }
 
 /// A difference a - b with its interval; for analogies, McNemar's p per seed.
@@ -384,11 +383,7 @@ impl Data {
             }
             _ => unreachable!("a difference between an analogy and a similarity score"),
         };
-        Estimate {
-            interval,
-            items: n,
-            seeds: self.seeds(),
-        }
+        Estimate { interval, items: n }
     }
 }
 

@@ -220,6 +220,7 @@ fn load_config(args: &Args, exp: &str) -> anyhow::Result<Config> {
 /// `--exp <one of PAPER>`.
 pub fn run(args: &Args, exp: Experiment) -> anyhow::Result<()> {
     let study = Study::load(args, load_config(args, name(exp))?)?;
+    study.announce(&models(exp));
     view(&study, exp)
 }
 
@@ -228,6 +229,8 @@ pub fn run(args: &Args, exp: Experiment) -> anyhow::Result<()> {
 pub fn all(args: &Args) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let study = Study::load(args, load_config(args, "paper")?)?;
+    let every: BTreeSet<ModelId> = PAPER.iter().flat_map(|&e| models(e)).collect();
+    study.announce(&every.into_iter().collect::<Vec<_>>());
     for exp in PAPER {
         println!("== {}", name(exp));
         view(&study, exp)?;
@@ -511,27 +514,40 @@ impl View<'_> {
     /// The representations compared side by side: word2vec, the embedding matrix, and the best
     /// decontextualized and aggregated layer (best by seed mean on `benchmark`/`metric`).
     fn side_by_side(&self, benchmark: &str, metric: &str) -> Vec<(String, String, Option<usize>)> {
-        let mlm = ModelId::Mlm.name();
         let mut reps = vec![
             (ModelId::Sgns.name().into(), "static".into(), None),
             (ModelId::Cbow.name().into(), "static".into(), None),
-            (mlm.into(), "embedding".into(), None),
         ];
-        for r in ["decontextualized", "aggregated"] {
-            if let Some(best) = self.table.best_layer(mlm, r, benchmark, metric) {
-                reps.push((mlm.into(), r.into(), best.layer));
+        for m in [ModelId::Mlm.name(), ModelId::Clm.name()] {
+            if self
+                .table
+                .get(m, "embedding", None, benchmark, metric)
+                .is_none()
+            {
+                continue;
+            }
+            reps.push((m.into(), "embedding".into(), None));
+            for r in ["decontextualized", "aggregated"] {
+                if let Some(best) = self.table.best_layer(m, r, benchmark, metric) {
+                    reps.push((m.into(), r.into(), best.layer));
+                }
             }
         }
         reps
     }
 
     fn rep_label(model: &str, representation: &str, layer: Option<usize>) -> String {
+        let who = if model == ModelId::Clm.name() {
+            "CLM"
+        } else {
+            "MLM"
+        };
         match (representation, layer) {
             ("static", _) if model == ModelId::Sgns.name() => "word2vec SGNS".into(),
             ("static", _) => "word2vec CBOW".into(),
-            ("embedding", _) => "MLM embedding matrix".into(),
-            (r, Some(l)) => format!("MLM {r} (layer {l})"),
-            (r, None) => format!("MLM {r}"),
+            ("embedding", _) => format!("{who} embedding matrix"),
+            (r, Some(l)) => format!("{who} {r} (layer {l})"),
+            (r, None) => format!("{who} {r}"),
         }
     }
 
@@ -555,15 +571,19 @@ impl View<'_> {
                         .collect(),
                 })
                 .collect();
-            plot::bars(
+            plot::bars_with(
                 &self.stem(&format!("analogy-{}", metric.to_lowercase())),
                 &format!(
-                    "Google analogies, {metric} accuracy ({}; best layer by total)",
+                    "Google analogies, {metric} accuracy ({}; best layer by total; chance ~ 1/vocabulary)",
                     self.seeds_note()
                 ),
                 &format!("{metric} accuracy (fraction correct)"),
                 &parts.map(String::from),
                 &series,
+                &plot::Extras {
+                    values: true,
+                    ..Default::default()
+                },
             )?;
         }
         Ok(())
@@ -628,15 +648,28 @@ impl View<'_> {
                 points,
             });
         }
-        plot::bars(
+        // The chance band of each set for the pairs word2vec uses (seed means of its bounds).
+        let bands = sets
+            .iter()
+            .map(|(b, _)| {
+                let g = |m: &str| self.table.get(ModelId::Sgns.name(), "static", None, b, m);
+                Some((g("spearman_null_lo")?.mean, g("spearman_null_hi")?.mean))
+            })
+            .collect();
+        plot::bars_with(
             &self.stem("similarity-spearman"),
             &format!(
-                "Word similarity, Spearman rho ({}; * = under 150 pairs, within noise)",
+                "Word similarity, Spearman rho ({}; * = under 150 pairs)",
                 self.seeds_note()
             ),
             "Spearman rho with human judgements",
             &groups,
             &series,
+            &plot::Extras {
+                bands,
+                band_label: "95% chance band (pairs permuted)".into(),
+                values: false,
+            },
         )
     }
 

@@ -1,6 +1,6 @@
-//! `--exp report`: results/REPORT.md from the experiments' summary CSVs, one short section per
-//! question, every number with its seed spread, and a plain note wherever a difference is inside
-//! that spread. The same findings are copied into README.md between the
+//! `--exp report`: results/REPORT.md from the experiments' CSVs and the per-item outcomes
+//! behind them ([`super::evidence`]), one short section per question, every score and every
+//! difference with its 95% interval and, where one exists, its chance level. The same findings are copied into README.md between the
 //! `<!-- findings:start -->` and `<!-- findings:end -->` markers, so no number there is typed by
 //! hand. Missing experiments are named, not skipped silently.
 
@@ -9,58 +9,89 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use analysis::inference::Interval;
+
+use super::eval::Benchmarks;
+use super::evidence::{seed_difference, seed_mean, Evidence, Half, Rep};
 use super::paper::{is_small_set, name, Summary, Table, PAPER};
 use super::study::ModelId;
+use crate::output::TidyRow;
 use crate::{output, paths, Args, Experiment};
 
 const START: &str = "<!-- findings:start -->";
 const END: &str = "<!-- findings:end -->";
 
-/// `mean ± sd (min–max, k seeds)`, or the value alone for one seed.
-pub fn fmt(s: &Summary) -> String {
-    if s.seeds > 1 {
-        format!(
-            "{:.3} ± {:.3} ({:.3} to {:.3}, {} seeds)",
-            s.mean, s.sd, s.min, s.max, s.seeds
-        )
+/// `0.123 [0.100, 0.150]`: an estimate and its 95% interval.
+pub fn fmt_iv(iv: &Interval) -> String {
+    if iv.lo.is_finite() && iv.hi.is_finite() {
+        format!("{:.3} [{:.3}, {:.3}]", iv.estimate, iv.lo, iv.hi)
     } else {
-        format!("{:.3} (1 seed)", s.mean)
+        format!("{:.3} [interval needs 2+ seeds]", iv.estimate)
     }
 }
 
-/// Whether two measurements' seed ranges overlap: then the difference is within seed noise.
-pub fn overlap(a: &Summary, b: &Summary) -> bool {
-    a.min <= b.max && b.min <= a.max
+/// A p-value with two significant digits (`0.012`, `3.1e-9`).
+fn fmt_p(p: f64) -> String {
+    if p >= 0.001 {
+        let digits = (1 - p.log10().floor() as i32).max(0) as usize;
+        format!("{p:.digits$}")
+    } else {
+        format!("{p:.1e}")
+    }
 }
 
-fn compare(a_label: &str, a: &Summary, b_label: &str, b: &Summary) -> String {
-    let verdict = if overlap(a, b) {
-        "the seed ranges overlap: within noise".to_string()
-    } else if a.mean > b.mean {
-        format!("{a_label} is higher on every seed")
+/// What an interval of a difference says, in words.
+pub fn verdict(iv: &Interval, a: &str, b: &str) -> String {
+    if !(iv.lo.is_finite() && iv.hi.is_finite()) {
+        "no interval".into()
+    } else if iv.lo > 0.0 {
+        format!("{a} higher (the interval excludes 0)")
+    } else if iv.hi < 0.0 {
+        format!("{b} higher (the interval excludes 0)")
     } else {
-        format!("{b_label} is higher on every seed")
-    };
-    format!("{a_label} {} vs {b_label} {}: {verdict}", fmt(a), fmt(b))
+        "no difference shown (the interval includes 0)".into()
+    }
+}
+
+fn mcnemar(p: &[f64]) -> String {
+    if p.is_empty() {
+        return String::new();
+    }
+    let ps: Vec<String> = p.iter().map(|&p| fmt_p(p)).collect();
+    format!("; McNemar exact p per seed: {}", ps.join(", "))
 }
 
 struct Sources {
     tables: Vec<(Experiment, Option<Table>)>,
+    /// Each experiment's per-seed rows, for intervals over seeds.
+    rows: Vec<(Experiment, Vec<TidyRow>)>,
+    evidence: Option<Evidence>,
 }
 
 impl Sources {
     fn load(out: &Path) -> anyhow::Result<Sources> {
         let mut tables = Vec::new();
+        let mut rows = Vec::new();
         for exp in PAPER {
-            let path = out.join(name(exp)).join("summary.csv");
+            let dir = out.join(name(exp));
+            let path = dir.join("summary.csv");
             let table = if path.exists() {
                 Some(Table(output::read_csv::<Summary>(&path)?))
             } else {
                 None
             };
             tables.push((exp, table));
+            let per_seed = dir.join(format!("{}.csv", name(exp)));
+            if per_seed.exists() {
+                rows.push((exp, output::read_csv::<TidyRow>(&per_seed)?));
+            }
         }
-        Ok(Sources { tables })
+        let evidence = Some(Evidence::load(out, &Benchmarks::load(&[])?)?);
+        Ok(Sources {
+            tables,
+            rows,
+            evidence,
+        })
     }
 
     fn get(&self, exp: Experiment) -> Option<&Table> {
@@ -69,15 +100,37 @@ impl Sources {
             .find(|(e, _)| *e == exp)
             .and_then(|(_, t)| t.as_ref())
     }
+
+    /// Per-seed values of one measurement, in seed order.
+    fn values(&self, exp: Experiment, rep: &Rep, benchmark: &str, metric: &str) -> Vec<f64> {
+        let mut v: Vec<(u64, f64)> = self
+            .rows
+            .iter()
+            .filter(|(e, _)| *e == exp)
+            .flat_map(|(_, r)| r.iter())
+            .filter(|r| {
+                r.model == rep.model
+                    && r.representation == rep.representation
+                    && r.layer == rep.layer
+                    && r.benchmark == benchmark
+                    && r.metric == metric
+            })
+            .map(|r| (r.seed.unwrap_or(0), r.value))
+            .collect();
+        v.sort_by_key(|x| x.0);
+        v.into_iter().map(|x| x.1).collect()
+    }
 }
 
-const ANALOGY: &str = "questions-words:total";
+const ANALOGY: &str = "questions-words";
+const ANALOGY_TOTAL: &str = "questions-words:total";
 const MLM: &str = "transformer-mlm";
+const CLM: &str = "transformer-clm";
 
 fn missing(md: &mut String, exp: Experiment) {
     let _ = writeln!(
         md,
-        "_Not measured yet: run `cargo run --release -p experiments -- --exp {}`._\n",
+        "_Not measured yet: run `cargo run -p experiments -- --exp {}`._\n",
         name(exp)
     );
 }
@@ -86,66 +139,140 @@ fn figure(md: &mut String, exp: Experiment, file: &str) {
     let _ = writeln!(md, "![{file}]({}/{file}.svg)\n", name(exp));
 }
 
+/// A representation the report names: fixed ones are scored on all items, a best layer on the
+/// test half after being chosen on the dev half.
+struct Named {
+    label: String,
+    rep: Rep,
+    half: Half,
+}
+
+fn fixed(label: &str, model: &str, representation: &str) -> Named {
+    Named {
+        label: label.into(),
+        rep: Rep::new(model, representation, None),
+        half: Half::All,
+    }
+}
+
+fn chosen(
+    ev: &Evidence,
+    label: &str,
+    model: &str,
+    representation: &str,
+    bench: &str,
+) -> Option<Named> {
+    let l = ev.best_layer(model, representation, bench)?;
+    Some(Named {
+        label: format!("{label} (layer {l}, chosen on dev)"),
+        rep: Rep::new(model, representation, Some(l)),
+        half: Half::Test,
+    })
+}
+
+/// One line comparing two representations on a benchmark: on the test half if either was
+/// chosen there, else on all items both answer.
+fn comparison(ev: &Evidence, a: &Named, b: &Named, bench: &str) -> Option<String> {
+    let half = if a.half == Half::Test || b.half == Half::Test {
+        Half::Test
+    } else {
+        Half::All
+    };
+    let d = ev.difference(&a.rep, &b.rep, bench, half)?;
+    let items = if half == Half::Test {
+        "test-half items"
+    } else {
+        "items"
+    };
+    Some(format!(
+        "{} {} vs {} {} on the same {} {items}: difference {}, {}{}",
+        a.label,
+        fmt_iv(&d.a.interval),
+        b.label,
+        fmt_iv(&d.b.interval),
+        d.a.items,
+        fmt_iv(&d.diff),
+        verdict(&d.diff, &a.label, &b.label),
+        mcnemar(&d.mcnemar)
+    ))
+}
+
+fn score_cell(ev: &Evidence, n: &Named, bench: &str) -> String {
+    match ev.score(&n.rep, bench, n.half) {
+        Some(e) => format!("{} (n {})", fmt_iv(&e.interval), e.items),
+        None => "-".into(),
+    }
+}
+
 /// The findings, as Markdown with figure paths relative to `results/`.
 fn findings(src: &Sources) -> String {
     let mut md = String::new();
     let w = &mut md;
-    let _ = writeln!(w, "Numbers are mean ± sample standard deviation over seeds, then the min to max range. \"Best layer\" is the layer with the highest seed mean on the benchmark being reported: an optimistic choice for the transformer. \"Within noise\" means the seed ranges overlap.\n");
+    let _ = writeln!(w, "How to read the numbers: a score is the mean over seeds with a 95% interval in brackets, from 2,000 resamples of benchmark items (questions, word pairs) and seeds together: on a few hundred pairs the items, not the seeds, are the main noise. A difference \"a - b\" has its own interval, computed on the items both representations answer; it is called a difference only when that interval excludes 0. A best layer is chosen on a random half of each benchmark's items (dev) and reported on the other half (test), so it is not picked on the numbers reported; embedding matrices and word2vec are scored on all items. Quantities with no items behind them (held-out loss, collocation z-scores, contextuality) get a Welch t interval over seeds, which with 3 seeds is wide.\n");
+    let Some(ev) = src.evidence.as_ref() else {
+        return md;
+    };
 
     let _ = writeln!(w, "### Do contextual vectors solve analogies?\n");
     match src.get(Experiment::Analogy) {
         Some(t) => {
-            let _ = writeln!(w, "Google analogies, 3CosAdd accuracy over all sections (semantic and syntactic split in `analogy/summary.csv`):\n");
-            for (label, s) in [
-                (
-                    "word2vec SGNS",
-                    t.get(ModelId::Sgns.name(), "static", None, ANALOGY, "3CosAdd"),
-                ),
-                (
-                    "word2vec CBOW",
-                    t.get(ModelId::Cbow.name(), "static", None, ANALOGY, "3CosAdd"),
-                ),
-                (
-                    "MLM embedding matrix",
-                    t.get(MLM, "embedding", None, ANALOGY, "3CosAdd"),
-                ),
-                (
-                    "MLM best decontextualized layer",
-                    t.best_layer(MLM, "decontextualized", ANALOGY, "3CosAdd"),
-                ),
-                (
-                    "MLM best aggregated layer",
-                    t.best_layer(MLM, "aggregated", ANALOGY, "3CosAdd"),
-                ),
-            ] {
-                if let Some(s) = s {
-                    let layer = s.layer.map_or(String::new(), |l| format!(" (layer {l})"));
+            let chance = t.get(
+                ModelId::Sgns.name(),
+                "static",
+                None,
+                ANALOGY_TOTAL,
+                "3CosAdd_chance",
+            );
+            let _ = writeln!(w, "Google analogies, 3CosAdd accuracy over all sections. Chance (a table with no structure answers uniformly among the candidate words) is {}.\n", chance.map_or("-".into(), |c| format!("{:.5}", c.mean)));
+            let mut reps = vec![
+                fixed("word2vec SGNS", ModelId::Sgns.name(), "static"),
+                fixed("word2vec CBOW", ModelId::Cbow.name(), "static"),
+            ];
+            for (m, label) in [(MLM, "MLM"), (CLM, "CLM")] {
+                reps.push(fixed(&format!("{label} embedding matrix"), m, "embedding"));
+                for r in ["decontextualized", "aggregated"] {
+                    reps.extend(chosen(ev, &format!("{label} best {r}"), m, r, ANALOGY));
+                }
+            }
+            let _ = writeln!(
+                w,
+                "| representation | 3CosAdd accuracy [95% interval] (questions) |"
+            );
+            let _ = writeln!(w, "|---|---|");
+            for n in &reps {
+                let _ = writeln!(w, "| {} | {} |", n.label, score_cell(ev, n, ANALOGY));
+            }
+            let _ = writeln!(w);
+            // word2vec against the best transformer representation (by dev-half mean).
+            let best = reps[2..]
+                .iter()
+                .filter_map(|n| {
+                    ev.score(&n.rep, ANALOGY, Half::Dev)
+                        .map(|e| (n, e.interval.estimate))
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(n, _)| n);
+            if let Some(b) = best {
+                let b = Named {
+                    label: b.label.clone(),
+                    rep: b.rep.clone(),
+                    half: Half::Test,
+                };
+                if let Some(line) = comparison(ev, &reps[0], &b, ANALOGY) {
                     let _ = writeln!(
                         w,
-                        "- {label}{layer}: {} of {} questions answerable",
-                        fmt(s),
-                        s.n
+                        "- word2vec against the transformer representation best on dev: {line}"
                     );
                 }
             }
-            let sgns = t.get(ModelId::Sgns.name(), "static", None, ANALOGY, "3CosAdd");
-            let best = ["embedding", "decontextualized", "aggregated"]
-                .iter()
-                .filter_map(|r| match *r {
-                    "embedding" => t.get(MLM, r, None, ANALOGY, "3CosAdd"),
-                    _ => t.best_layer(MLM, r, ANALOGY, "3CosAdd"),
-                })
-                .max_by(|a, b| a.mean.total_cmp(&b.mean));
-            if let (Some(a), Some(b)) = (sgns, best) {
-                let label = match b.layer {
-                    Some(l) => format!("MLM {} layer {l}", b.representation),
-                    None => format!("MLM {}", b.representation),
-                };
-                let _ = writeln!(
-                    w,
-                    "- the best transformer representation against word2vec: {}",
-                    compare("word2vec SGNS", a, &label, b)
-                );
+            if let (Some(e), Some(a)) = (
+                reps.iter().find(|n| n.label == "MLM embedding matrix"),
+                reps.iter()
+                    .find(|n| n.label.starts_with("MLM best aggregated")),
+            ) {
+                if let Some(line) = comparison(ev, a, e, ANALOGY) {
+                    let _ = writeln!(w, "- {line}");
+                }
             }
             let _ = writeln!(w);
             figure(w, Experiment::Analogy, "analogy-3cosadd");
@@ -156,9 +283,9 @@ fn findings(src: &Sources) -> String {
     let _ = writeln!(w, "### Word similarity\n");
     match src.get(Experiment::Similarity) {
         Some(t) => {
-            let _ = writeln!(w, "Spearman rho with human judgements. Sets marked * have under 150 pairs used (both words in the vocabulary): random vectors land anywhere within ±0.3 on them, so they carry no conclusion alone.\n");
-            let _ = writeln!(w, "| set | pairs used (OOV) | word2vec SGNS | MLM embedding | MLM best aggregated layer |");
-            let _ = writeln!(w, "|---|---|---|---|---|");
+            let _ = writeln!(w, "Spearman rho with human judgements, each beside the 95% chance band of the pairs used (the same cosines permuted against the human scores). Sets marked * have under 150 pairs used: their chance band is about ±0.2 to ±0.5 wide, so they carry no conclusion alone. The best aggregated layer is chosen per set on dev pairs and scored on test pairs (hence fewer pairs).\n");
+            let _ = writeln!(w, "| set | chance band | word2vec SGNS | MLM embedding | MLM best aggregated layer | CLM embedding |");
+            let _ = writeln!(w, "|---|---|---|---|---|---|");
             let mut sets: Vec<&Summary> =
                 t.0.iter()
                     .filter(|s| s.model == ModelId::Sgns.name() && s.metric == "spearman")
@@ -167,54 +294,39 @@ fn findings(src: &Sources) -> String {
             for s in sets {
                 let b = &s.benchmark;
                 let star = if is_small_set(s.n) { "*" } else { "" };
-                let emb = t.get(MLM, "embedding", None, b, "spearman");
-                let agg = t.best_layer(MLM, "aggregated", b, "spearman");
+                let sgns = fixed("SGNS", ModelId::Sgns.name(), "static");
+                let band = ev
+                    .chance_band(&sgns.rep, b, Half::All)
+                    .map_or("-".into(), |c| format!("[{:.3}, {:.3}]", c.lo, c.hi));
+                let agg = chosen(ev, "", MLM, "aggregated", b);
                 let _ = writeln!(
                     w,
-                    "| {}{star} | {} ({}) | {} | {} | {} |",
+                    "| {}{star} | {band} | {} | {} | {} | {} |",
                     b.trim_start_matches("EN-"),
-                    s.n,
-                    s.oov,
-                    fmt(s),
-                    emb.map_or("-".into(), fmt),
-                    agg.map_or("-".into(), |a| format!(
+                    score_cell(ev, &sgns, b),
+                    score_cell(ev, &fixed("", MLM, "embedding"), b),
+                    agg.as_ref().map_or("-".into(), |a| format!(
                         "{} (layer {})",
-                        fmt(a),
-                        a.layer.unwrap_or(0)
-                    ))
+                        score_cell(ev, a, b),
+                        a.rep.layer.unwrap_or(0)
+                    )),
+                    score_cell(ev, &fixed("", CLM, "embedding"), b),
                 );
             }
             let _ = writeln!(w);
             for b in ["WS-353-ALL", "SIMLEX-999", "MEN-TR-3k"] {
-                if let (Some(a), Some(c)) = (
-                    t.get(ModelId::Sgns.name(), "static", None, b, "spearman"),
-                    t.best_layer(MLM, "aggregated", b, "spearman"),
-                ) {
-                    let _ = writeln!(
-                        w,
-                        "- {b}: {}",
-                        compare(
-                            "word2vec SGNS",
-                            a,
-                            &format!("MLM aggregated layer {}", c.layer.unwrap_or(0)),
-                            c
-                        )
-                    );
+                let sgns = fixed("word2vec SGNS", ModelId::Sgns.name(), "static");
+                let emb = fixed("MLM embedding matrix", MLM, "embedding");
+                if let Some(agg) = chosen(ev, "MLM best aggregated", MLM, "aggregated", b) {
+                    for (x, y) in [(&sgns, &agg), (&agg, &emb)] {
+                        if let Some(line) = comparison(ev, x, y, b) {
+                            let _ = writeln!(w, "- {b}: {line}");
+                        }
+                    }
                 }
-                if let (Some(a), Some(c)) = (
-                    t.get(MLM, "embedding", None, b, "spearman"),
-                    t.best_layer(MLM, "aggregated", b, "spearman"),
-                ) {
-                    let _ = writeln!(
-                        w,
-                        "- {b}: {}",
-                        compare(
-                            "MLM embedding matrix",
-                            a,
-                            &format!("MLM aggregated layer {}", c.layer.unwrap_or(0)),
-                            c
-                        )
-                    );
+                let clm = fixed("CLM embedding matrix", CLM, "embedding");
+                if let Some(line) = comparison(ev, &emb, &clm, b) {
+                    let _ = writeln!(w, "- {b}: {line}");
                 }
             }
             let _ = writeln!(w);
@@ -229,41 +341,42 @@ fn findings(src: &Sources) -> String {
     );
     match src.get(Experiment::Qkv) {
         Some(t) => {
-            let variants = [ModelId::Mlm, ModelId::SharedQk, ModelId::SharedQkv];
             if let Some(h) = t.get(MLM, "training", None, "training", "unigram_entropy") {
-                let _ = writeln!(w, "The corpus's unigram entropy, the loss of a model that ignores context, is {:.3} nats; every model trained {} steps.\n", h.mean, h.n);
+                let _ = writeln!(w, "The corpus's unigram entropy, the loss of a model that ignores context, is {:.3} nats; every model trained {} steps. Held-out masked-token loss over the whole held-out split (lower is better):\n", h.mean, h.n);
             }
-            for v in variants {
-                if let Some(s) = t.get(v.name(), "training", None, "training", "heldout_loss") {
-                    let _ = writeln!(w, "- {} held-out masked-token loss: {}", v.label(), fmt(s));
-                }
-            }
-            let loss = |v: ModelId| t.get(v.name(), "training", None, "training", "heldout_loss");
+            let loss = |m: ModelId| {
+                src.values(
+                    Experiment::Qkv,
+                    &Rep::new(m.name(), "training", None),
+                    "training",
+                    "heldout_loss",
+                )
+            };
+            let untied = loss(ModelId::Mlm);
+            let _ = writeln!(w, "- untied (MLM): {}", fmt_iv(&seed_mean(&untied)));
             for v in [ModelId::SharedQk, ModelId::SharedQkv] {
-                if let (Some(a), Some(b)) = (loss(ModelId::Mlm), loss(v)) {
+                let l = loss(v);
+                if l.len() >= 2 && untied.len() >= 2 {
+                    let d = seed_difference(&l, &untied);
                     let _ = writeln!(
                         w,
-                        "- held-out loss (lower is better), {}",
-                        compare("untied", a, v.label(), b)
-                    );
-                }
-            }
-            for v in variants {
-                if let (Some(e), Some(l)) = (
-                    t.get(v.name(), "embedding", None, "WS-353-ALL", "spearman"),
-                    t.best_layer(v.name(), "aggregated", "WS-353-ALL", "spearman"),
-                ) {
-                    let _ = writeln!(
-                        w,
-                        "- {} WS-353: embedding matrix {}, best aggregated layer {} {}",
+                        "- {}: {}; {} - untied = {}: {}",
                         v.label(),
-                        fmt(e),
-                        l.layer.unwrap_or(0),
-                        fmt(l)
+                        fmt_iv(&seed_mean(&l)),
+                        v.label(),
+                        fmt_iv(&d),
+                        verdict(&d, &format!("{} (worse)", v.label()), "untied (worse)")
                     );
                 }
             }
-            // Attention geometry averaged over layers and heads (means of seed means).
+            for v in [ModelId::SharedQk, ModelId::SharedQkv] {
+                let a = fixed(&format!("{} embedding", v.label()), v.name(), "embedding");
+                let b = fixed("untied MLM embedding", MLM, "embedding");
+                if let Some(line) = comparison(ev, &a, &b, "WS-353-ALL") {
+                    let _ = writeln!(w, "- WS-353: {line}");
+                }
+            }
+            // Attention geometry, mean over layers and heads of the seed means, beside its null.
             let mean_over = |state: &str, metric: &str| {
                 let v: Vec<f64> = t
                     .0
@@ -273,17 +386,37 @@ fn findings(src: &Sources) -> String {
                     .collect();
                 (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
             };
-            for (metric, label) in [
-                ("cos_q_k", "cosine(W_Q, W_K)"),
-                ("cka_q_k", "linear CKA(W_Q, W_K)"),
-                ("qk_symmetric_share", "symmetric share of W_Q W_K^T"),
-            ] {
-                if let (Some(a), Some(b)) = (
-                    mean_over("attention-trained", metric),
-                    mean_over("attention-initialisation", metric),
+            for state in ["attention-trained", "attention-updates"] {
+                if let (Some(c), Some(n), Some(cos)) = (
+                    mean_over(state, "cka_q_k"),
+                    mean_over(state, "cka_q_k_null"),
+                    mean_over(state, "cos_q_k"),
                 ) {
-                    let _ = writeln!(w, "- untied MLM, {label}, mean over layers and heads: trained {a:.3} vs initialisation {b:.3}");
+                    let what = if state == "attention-trained" {
+                        "trained W_Q, W_K"
+                    } else {
+                        "what training changed, W - W0"
+                    };
+                    let _ = writeln!(w, "- untied MLM, {what}: linear CKA(W_Q, W_K) {c:.3} against its permutation null {n:.3}; cosine {cos:.3} (mean over layers and heads)");
                 }
+            }
+            let cka: Vec<(f64, f64)> = ["q", "k", "v"]
+                .iter()
+                .flat_map(|p| {
+                    (0..16).filter_map(move |h| {
+                        let r = format!("embedding-{p}-head-{h}");
+                        Some((
+                            t.get(MLM, &r, Some(1), "geometry", "cka_with_embedding")?
+                                .mean,
+                            t.get(MLM, &r, Some(1), "geometry", "cka_with_embedding_null")?
+                                .mean,
+                        ))
+                    })
+                })
+                .collect();
+            if !cka.is_empty() {
+                let k = cka.len() as f64;
+                let _ = writeln!(w, "- the embedding seen through each layer-1 head, E W^h (q, k and v, {} tables): linear CKA with E {:.3} on average against a null of {:.3}", cka.len(), cka.iter().map(|c| c.0).sum::<f64>() / k, cka.iter().map(|c| c.1).sum::<f64>() / k);
             }
             let _ = writeln!(w);
             figure(w, Experiment::Qkv, "qkv-loss");
@@ -294,36 +427,36 @@ fn findings(src: &Sources) -> String {
 
     let _ = writeln!(w, "### Would frozen random embeddings do?\n");
     match src.get(Experiment::Frozen) {
-        Some(t) => {
+        Some(_) => {
             let f = ModelId::FrozenEmbedding.name();
-            if let (Some(a), Some(b)) = (
-                t.get(MLM, "training", None, "training", "heldout_loss"),
-                t.get(f, "training", None, "training", "heldout_loss"),
-            ) {
+            let loss = |m: &str| {
+                src.values(
+                    Experiment::Frozen,
+                    &Rep::new(m, "training", None),
+                    "training",
+                    "heldout_loss",
+                )
+            };
+            let (a, b) = (loss(f), loss(MLM));
+            if a.len() >= 2 && b.len() >= 2 {
+                let d = seed_difference(&a, &b);
                 let _ = writeln!(
                     w,
-                    "- held-out loss (lower is better): {}",
-                    compare("trained embedding", a, "frozen embedding", b)
+                    "- held-out loss: frozen {} vs trained {}; frozen - trained = {}: {}",
+                    fmt_iv(&seed_mean(&a)),
+                    fmt_iv(&seed_mean(&b)),
+                    fmt_iv(&d),
+                    verdict(&d, "frozen (worse)", "trained (worse)")
                 );
             }
-            for (b, m, label) in [
-                ("WS-353-ALL", "spearman", "WS-353 Spearman"),
-                (ANALOGY, "3CosAdd", "analogy 3CosAdd"),
-            ] {
-                if let (Some(a), Some(c)) = (
-                    t.best_layer(MLM, "aggregated", b, m),
-                    t.best_layer(f, "aggregated", b, m),
+            for (bench, label) in [("WS-353-ALL", "WS-353"), (ANALOGY, "analogy 3CosAdd")] {
+                if let (Some(x), Some(y)) = (
+                    chosen(ev, "trained, best aggregated", MLM, "aggregated", bench),
+                    chosen(ev, "frozen, best aggregated", f, "aggregated", bench),
                 ) {
-                    let _ = writeln!(
-                        w,
-                        "- best aggregated layer, {label}: {}",
-                        compare(
-                            &format!("trained (layer {})", a.layer.unwrap_or(0)),
-                            a,
-                            &format!("frozen (layer {})", c.layer.unwrap_or(0)),
-                            c
-                        )
-                    );
+                    if let Some(line) = comparison(ev, &x, &y, bench) {
+                        let _ = writeln!(w, "- {label}: {line}");
+                    }
                 }
             }
             let _ = writeln!(w);
@@ -336,41 +469,48 @@ fn findings(src: &Sources) -> String {
     let _ = writeln!(w, "### Does the objective make collocated words similar?\n");
     match src.get(Experiment::Objective) {
         Some(t) => {
-            let _ = writeln!(w, "Mean cosine of the highest-PMI co-occurring word pairs minus that of the same words re-paired at random (0: co-occurrence does not make vectors similar):\n");
+            let excluded = t
+                .get(MLM, "embedding", None, "collocation", "excluded_pairs")
+                .map_or(0.0, |s| s.mean);
+            let _ = writeln!(w, "z-score of the mean cosine of high-PMI co-occurring word pairs against frequency-matched pairs that never co-occur (a permutation null: 0 means co-occurrence does not make vectors similar, and ±2 is its 95% band); {excluded:.0} pairs that occur in one fixed order at near-ceiling PMI (words split by the preprocessing, names) are left out. The untrained model is the control.\n");
+            let z = |m: ModelId, r: &str| {
+                src.values(
+                    Experiment::Objective,
+                    &Rep::new(m.name(), r, None),
+                    "collocation",
+                    "z_collocated",
+                )
+            };
             for m in [
+                ModelId::Sgns,
                 ModelId::Mlm,
                 ModelId::Clm,
                 ModelId::Untrained,
-                ModelId::Sgns,
             ] {
                 let r = if m.is_word2vec() {
                     "static"
                 } else {
                     "embedding"
                 };
-                if let Some(s) = t.get(m.name(), r, None, "collocation", "gap") {
+                let v = z(m, r);
+                if !v.is_empty() {
                     let where_ = if m.is_word2vec() {
                         "vectors"
                     } else {
                         "embedding matrix"
                     };
-                    let best = t.best_layer(m.name(), "aggregated", "collocation", "gap");
-                    let _ = writeln!(
-                        w,
-                        "- {} {where_}: {}{}",
-                        m.label(),
-                        fmt(s),
-                        best.map_or(String::new(), |b| format!(
-                            "; largest in an aggregated layer: layer {} {}",
-                            b.layer.unwrap_or(0),
-                            fmt(b)
-                        ))
-                    );
+                    let _ = writeln!(w, "- {} {where_}: z {}", m.label(), fmt_iv(&seed_mean(&v)));
                 }
             }
-            let gap = |m: ModelId| t.get(m.name(), "embedding", None, "collocation", "gap");
-            if let (Some(a), Some(b)) = (gap(ModelId::Mlm), gap(ModelId::Clm)) {
-                let _ = writeln!(w, "- embedding matrix, {}", compare("MLM", a, "CLM", b));
+            let (a, b) = (z(ModelId::Mlm, "embedding"), z(ModelId::Clm, "embedding"));
+            if a.len() >= 2 && b.len() >= 2 {
+                let d = seed_difference(&a, &b);
+                let _ = writeln!(
+                    w,
+                    "- embedding matrix, MLM - CLM: {}: {}",
+                    fmt_iv(&d),
+                    verdict(&d, "MLM", "CLM")
+                );
             }
             let _ = writeln!(w);
             figure(w, Experiment::Objective, "objective-collocation-embedding");
@@ -382,23 +522,32 @@ fn findings(src: &Sources) -> String {
     let _ = writeln!(w, "### How contextual is each layer?\n");
     match src.get(Experiment::Contextuality) {
         Some(t) => {
-            let _ = writeln!(w, "Intra-sentence similarity is read against its null, the same statistic on bags of random tokens from other sequences at the same positions (not against the anisotropy: a token's cosine with a mean that contains it is far above the mean pairwise cosine even for unrelated tokens). Rows computed before that null existed show \"-\" there.\n");
-            let _ = writeln!(w, "| layer | self-similarity | intra-sentence | intra-sentence null | intra-sentence - null | anisotropy | self-similarity - anisotropy |");
-            let _ = writeln!(w, "|---|---|---|---|---|---|---|");
+            let _ = writeln!(w, "Ethayarajh's measures on the MLM. Intra-sentence similarity is read against its null, the same statistic on bags of random tokens from other sequences at the same positions (not against the anisotropy: a token's cosine with a mean that contains it is far above the mean pairwise cosine even for unrelated tokens); the first-PC share (MEV) is centred PCA over words with 5+ contexts, read against a size-matched null. Seed means with 95% t intervals over seeds; the untrained model's excesses are the control.\n");
+            let _ = writeln!(w, "| layer | self-similarity | anisotropy | intra-sentence - null | untrained: intra-sentence - null | MEV - null |");
+            let _ = writeln!(w, "|---|---|---|---|---|---|");
             for l in t.layers(MLM, "contextual") {
-                let g = |m: &str| {
-                    t.get(MLM, "contextual", Some(l), "contextuality", m)
-                        .map_or("-".into(), fmt)
+                let g = |m: &str, metric: &str| {
+                    let v = src.values(
+                        Experiment::Contextuality,
+                        &Rep::new(m, "contextual", Some(l)),
+                        "contextuality",
+                        metric,
+                    );
+                    if v.is_empty() {
+                        "-".to_string()
+                    } else {
+                        fmt_iv(&seed_mean(&v))
+                    }
                 };
+                let u = ModelId::Untrained.name();
                 let _ = writeln!(
                     w,
-                    "| {l} | {} | {} | {} | {} | {} | {} |",
-                    g("self_similarity"),
-                    g("intra_sentence"),
-                    g("intra_sentence_null"),
-                    g("intra_sentence_excess"),
-                    g("anisotropy"),
-                    g("self_similarity_adjusted")
+                    "| {l} | {} | {} | {} | {} | {} |",
+                    g(MLM, "self_similarity"),
+                    g(MLM, "anisotropy"),
+                    g(MLM, "intra_sentence_excess"),
+                    g(u, "intra_sentence_excess"),
+                    g(MLM, "mev_centred_excess")
                 );
             }
             let _ = writeln!(w);
@@ -417,7 +566,7 @@ fn from_root(md: &str, results: &str) -> String {
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let src = Sources::load(&args.out)?;
     let body = findings(&src);
-    let mut report = String::from("# embedlab report\n\nGenerated by `cargo run --release -p experiments -- --exp report` from the summary CSVs under this directory (mean ± sample standard deviation over seeds, then the min to max range). Do not edit by hand.\n\n");
+    let mut report = String::from("# embedlab report\n\nGenerated by `cargo run -p experiments -- --exp report` from the CSVs under this directory and the per-item outcomes under `measurements/`. Do not edit by hand.\n\n");
     report.push_str(&body);
     let path = args.out.join("REPORT.md");
     corpus::io::write_atomic(&path, |w| w.write_all(report.as_bytes()))
@@ -469,13 +618,25 @@ mod tests {
     }
 
     #[test]
-    fn overlapping_seed_ranges_are_called_noise() {
-        let a = s(0.50, 0.45, 0.55);
-        let b = s(0.52, 0.50, 0.56);
-        assert!(compare("A", &a, "B", &b).ends_with("within noise"));
-        let c = s(0.70, 0.66, 0.74);
-        assert!(compare("A", &a, "C", &c).ends_with("C is higher on every seed"));
-        assert_eq!(fmt(&a), "0.500 ± 0.010 (0.450 to 0.550, 3 seeds)");
+    fn a_difference_is_called_only_when_its_interval_excludes_zero() {
+        let iv = |estimate, lo, hi| Interval {
+            estimate,
+            lo,
+            hi,
+            level: 0.95,
+        };
+        assert!(verdict(&iv(0.1, -0.01, 0.2), "A", "B").starts_with("no difference shown"));
+        assert!(verdict(&iv(0.1, 0.02, 0.2), "A", "B").starts_with("A higher"));
+        assert!(verdict(&iv(-0.1, -0.2, -0.02), "A", "B").starts_with("B higher"));
+        assert_eq!(fmt_iv(&iv(0.1234, 0.1, 0.15)), "0.123 [0.100, 0.150]");
+        assert_eq!(
+            mcnemar(&[0.0123, 0.5]),
+            "; McNemar exact p per seed: 0.012, 0.50"
+        );
+        assert_eq!(
+            fmt(&s(0.5, 0.45, 0.55)),
+            "0.500 ± 0.010 (0.450 to 0.550, 3 seeds)"
+        );
     }
 
     #[test]
@@ -504,6 +665,14 @@ mod tests {
     fn a_missing_experiment_is_named() {
         let src = Sources {
             tables: PAPER.iter().map(|&e| (e, None)).collect(),
+            rows: Vec::new(),
+            evidence: Some(Evidence::from_rows(
+                Vec::new(),
+                &Benchmarks {
+                    analogy: Vec::new(),
+                    similarity: Vec::new(),
+                },
+            )),
         };
         let md = findings(&src);
         assert!(md.contains("--exp analogy") && md.contains("--exp contextuality"));

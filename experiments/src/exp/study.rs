@@ -414,6 +414,125 @@ impl Study {
         Ok((outcome.model.valid(), outcome.curve))
     }
 
+    /// What scoring `ids` at every seed will train, and about how long it will take: printed
+    /// before any training, so that a first run that would take hours says so (and how to avoid
+    /// it) instead of going quiet. Models whose measurements are kept are not trained; a
+    /// transformer's time is its remaining tokens over the median training speed of earlier
+    /// runs of the same variant kept under `measurements/` (any variant's, failing that).
+    pub fn announce(&self, ids: &[ModelId]) {
+        let mut lines = Vec::new();
+        let mut total = 0.0;
+        let mut unknown = false;
+        for &id in ids {
+            for &seed in &self.cfg.seeds {
+                if self.is_measured(id, seed) || id == ModelId::Untrained {
+                    continue;
+                }
+                if id.is_word2vec() {
+                    lines.push(format!(
+                        "  {} seed {seed}: word2vec, about a minute",
+                        id.name()
+                    ));
+                    total += 60.0;
+                    continue;
+                }
+                let (_, training) = self.variant(id, seed);
+                let done = read_curve(&self.run_dir(id, seed))
+                    .and_then(|c| c.iter().map(|p| p.step).max())
+                    .unwrap_or(0);
+                let tokens = (training.steps.saturating_sub(done)
+                    * training.batch_size
+                    * training.seq_len) as f64;
+                let label = self.run_label(id, seed);
+                match self.measured_speed(&label) {
+                    Some(speed) => {
+                        let secs = tokens / speed;
+                        total += secs;
+                        lines.push(format!(
+                            "  {} seed {seed}: {} steps left, {:.1}M tokens, about {:.0} min at {:.0} tokens/s",
+                            id.name(),
+                            training.steps - done.min(training.steps),
+                            tokens / 1e6,
+                            secs / 60.0,
+                            speed
+                        ));
+                    }
+                    None => {
+                        unknown = true;
+                        lines.push(format!(
+                            "  {} seed {seed}: {} steps, {:.1}M tokens (no earlier run to time it by)",
+                            id.name(),
+                            training.steps,
+                            tokens / 1e6
+                        ));
+                    }
+                }
+            }
+        }
+        if lines.is_empty() {
+            println!(
+                "every model's measurements are kept under {}: nothing to train (delete a model's directory there to retrain it)",
+                self.out.join("measurements").display()
+            );
+            return;
+        }
+        println!(
+            "to train and measure ({} models; measurements kept under {} are reused, none matched these):",
+            lines.len(),
+            self.out.join("measurements").display()
+        );
+        for l in &lines {
+            println!("{l}");
+        }
+        println!(
+            "estimated training time: {}{:.0} min, plus measuring; `--quick` runs the same code at toy scale in minutes",
+            if unknown { "more than " } else { "" },
+            total / 60.0
+        );
+    }
+
+    /// The run directory's label (`mlm-shared-qk`, ...) without seed and hash.
+    fn run_label(&self, id: ModelId, seed: u64) -> String {
+        let dir = self.run_dir(id, seed);
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        name.split(&format!("-seed{seed}-"))
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// Median training tokens/s over the kept curves of runs labelled `label` (any label when
+    /// none is).
+    fn measured_speed(&self, label: &str) -> Option<f64> {
+        let dir = self.out.join("measurements");
+        let mut by_label = Vec::new();
+        let mut any = Vec::new();
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(curve) = output::read_csv::<CurvePoint>(&entry.path().join("curve.csv")) else {
+                continue;
+            };
+            let speeds = curve
+                .iter()
+                .filter(|p| p.split == "train" && p.tokens_per_second > 0.0)
+                .map(|p| p.tokens_per_second);
+            if name.starts_with(&format!("{label}-seed")) {
+                by_label.extend(speeds);
+            } else {
+                any.extend(speeds);
+            }
+        }
+        let mut v = if by_label.is_empty() { any } else { by_label };
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        Some(v[v.len() / 2])
+    }
+
     /// "Are W_Q, W_K, W_V the embedding?": the embedding matrix seen through each layer-1 head's
     /// query, key and value projection (`E W^h`, representation `embedding-q` / `-k` / `-v`,
     /// benchmark columns as for any table, `layer` 1, one row set per head), scored like any
