@@ -131,7 +131,10 @@ pub fn heatmap(
 ) -> anyhow::Result<()> {
     figure(
         stem,
-        (380 * grid.1 as u32 + 40, 330 * grid.0 as u32 + 60),
+        (
+            380 * grid.1 as u32 + 40 + COLOUR_BAR,
+            330 * grid.0 as u32 + 60,
+        ),
         &Figure::Heatmap {
             title,
             row_label,
@@ -483,6 +486,48 @@ fn heat_colour(v: f64, scale: f64) -> RGBColor {
     }
 }
 
+/// Width in pixels of a heatmap's colour bar.
+const COLOUR_BAR: u32 = 110;
+
+/// The colour scale of a heatmap: -scale (blue) to +scale (red), values beyond it saturate.
+fn draw_colour_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    scale: f64,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("drawing failed: {e:?}");
+    let mut chart = ChartBuilder::on(area)
+        .margin_top(60)
+        .margin_bottom(60)
+        .margin_right(12)
+        .y_label_area_size(52)
+        .build_cartesian_2d(0.0..1.0, -scale..scale)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .y_labels(5)
+        .y_label_formatter(&|v| format!("{v:.2}"))
+        .label_style((FONT, 13))
+        .draw()
+        .map_err(err)?;
+    let steps = 100;
+    chart
+        .draw_series((0..steps).map(|i| {
+            let lo = -scale + 2.0 * scale * i as f64 / steps as f64;
+            let hi = lo + 2.0 * scale / steps as f64;
+            Rectangle::new(
+                [(0.0, lo), (1.0, hi)],
+                heat_colour((lo + hi) / 2.0, scale).filled(),
+            )
+        }))
+        .map_err(err)?;
+    Ok(())
+}
+
 fn draw_heatmap<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -500,7 +545,9 @@ where
     let root = root
         .titled(title, (FONT, title_size(root, title)))
         .map_err(err)?;
-    let areas = root.split_evenly((grid.0, grid.1));
+    let (panels_area, bar_area) = root.split_horizontally(root.dim_in_pixel().0 - COLOUR_BAR);
+    draw_colour_bar(&bar_area, scale)?;
+    let areas = panels_area.split_evenly((grid.0, grid.1));
     for (panel, area) in panels.iter().zip(areas.iter()) {
         let rows = panel.values.len().max(1);
         let cols = panel.values.first().map_or(1, |r| r.len().max(1));

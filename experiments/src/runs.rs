@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 
 use corpus::CorpusConfig;
 use transformer::data::Objective;
-use transformer::model::{NormPlacement, QkvTying};
+use transformer::model::{Mixing, NormPlacement, QkvTying};
 use transformer::training::TrainingConfig;
 use transformer::TransformerConfig;
 
@@ -37,9 +37,68 @@ pub fn config_hash<T: Serialize>(value: &T) -> String {
 #[derive(Serialize)]
 pub struct TransformerKey<'a> {
     pub corpus: &'a CorpusConfig,
+    #[serde(serialize_with = "model_key")]
     pub model: &'a TransformerConfig,
     pub training: &'a TrainingConfig,
     pub backend: &'a str,
+}
+
+/// The model config as hashed: every field of [`TransformerConfig`] in its order, except that a
+/// field added after runs were first cached is left out while it holds its default, so that
+/// those runs (and their committed measurements) keep their names. burn's `Config` derive passes
+/// no serde attributes through, hence this mirror.
+#[derive(Serialize)]
+struct ModelKey<'a> {
+    vocab_size: usize,
+    d_model: usize,
+    n_layers: usize,
+    n_heads: usize,
+    d_ff: usize,
+    max_len: usize,
+    dropout: f64,
+    qkv: QkvTying,
+    norm: NormPlacement,
+    tie_lm_head: bool,
+    freeze_embeddings: bool,
+    /// Added with the no-attention control; absent means attention.
+    #[serde(skip_serializing_if = "is_attention")]
+    mixing: &'a Mixing,
+}
+
+fn is_attention(m: &&Mixing) -> bool {
+    **m == Mixing::Attention
+}
+
+fn model_key<S: serde::Serializer>(m: &&TransformerConfig, s: S) -> Result<S::Ok, S::Error> {
+    let TransformerConfig {
+        vocab_size,
+        d_model,
+        n_layers,
+        n_heads,
+        d_ff,
+        max_len,
+        dropout,
+        qkv,
+        norm,
+        tie_lm_head,
+        freeze_embeddings,
+        mixing,
+    } = *m;
+    ModelKey {
+        vocab_size: *vocab_size,
+        d_model: *d_model,
+        n_layers: *n_layers,
+        n_heads: *n_heads,
+        d_ff: *d_ff,
+        max_len: *max_len,
+        dropout: *dropout,
+        qkv: *qkv,
+        norm: *norm,
+        tie_lm_head: *tie_lm_head,
+        freeze_embeddings: *freeze_embeddings,
+        mixing,
+    }
+    .serialize(s)
 }
 
 /// A readable name for a model: the objective and every switch that is not the default.
@@ -48,6 +107,10 @@ pub fn transformer_label(model: &TransformerConfig, training: &TrainingConfig) -
         Objective::Mlm => "mlm".to_string(),
         Objective::Clm => "clm".to_string(),
     };
+    if let Some(p) = training.clm_target_fraction {
+        // "clm-targets15": a causal LM trained on 15% of its positions (matched targets).
+        label.push_str(&format!("-targets{}", (p * 100.0).round()));
+    }
     match model.qkv {
         QkvTying::Untied => {}
         QkvTying::SharedQk => label.push_str("-shared-qk"),
@@ -61,6 +124,9 @@ pub fn transformer_label(model: &TransformerConfig, training: &TrainingConfig) -
     }
     if model.norm == NormPlacement::Post {
         label.push_str("-post-ln");
+    }
+    if model.mixing == Mixing::Uniform {
+        label.push_str("-no-attention");
     }
     label
 }
@@ -156,9 +222,53 @@ mod tests {
             ..t.clone()
         };
         assert_ne!(base, key(&m, &steps));
+        // A key added later and left at its default does not move existing runs: the JSON of
+        // the default training config has no `clm_target_fraction`.
+        assert!(!serde_json::to_string(&t)
+            .unwrap()
+            .contains("clm_target_fraction"));
+        let matched = TrainingConfig {
+            clm_target_fraction: Some(0.15),
+            ..t.clone()
+        };
+        assert_ne!(base, key(&m, &matched));
         let shared = m.clone().with_qkv(QkvTying::SharedQk);
         let dir = key(&shared, &t);
         assert!(dir.to_str().unwrap().contains("mlm-shared-qk-seed1-"));
+    }
+
+    #[test]
+    fn the_hashed_model_key_is_the_config_less_later_keys_at_their_default() {
+        let m = TransformerConfig::new(100);
+        let full = serde_json::to_string(&m).unwrap();
+        let mut key = Vec::new();
+        model_key(&&m, &mut serde_json::Serializer::new(&mut key)).unwrap();
+        // The config's JSON ends with the newest key; the hashed one stops before it.
+        assert_eq!(
+            full,
+            format!(
+                "{},\"mixing\":\"attention\"}}",
+                String::from_utf8(key).unwrap().trim_end_matches('}')
+            )
+        );
+        // A hash that was computed before `mixing` existed: the default transformer on the
+        // default corpus and training config, flex.
+        let (c, _, t) = key_parts();
+        let k = TransformerKey {
+            corpus: &c,
+            model: &m,
+            training: &t,
+            backend: "flex",
+        };
+        let uniform = m.clone().with_mixing(Mixing::Uniform);
+        let u = TransformerKey {
+            model: &uniform,
+            ..k
+        };
+        assert_ne!(config_hash(&k), config_hash(&u));
+        assert!(transformer_dir(Path::new("o"), &u)
+            .to_string_lossy()
+            .contains("mlm-no-attention-seed1-"));
     }
 
     #[test]
@@ -177,5 +287,10 @@ mod tests {
             transformer_label(&m, &t),
             "clm-shared-qkv-frozen-embedding-untied-head-post-ln"
         );
+        let matched = TrainingConfig {
+            clm_target_fraction: Some(0.15),
+            ..t
+        };
+        assert!(transformer_label(&m, &matched).starts_with("clm-targets15-"));
     }
 }

@@ -153,11 +153,30 @@ fn eval_and_neighbours_on_the_conformance_vectors() {
     // gensim: 3CosAdd total accuracy 402 / 4566 on these vectors (restrict_vocab >= 10,000).
     let total = csv
         .lines()
-        .find(|l| l.contains("questions-words:total,3CosAdd"))
+        .find(|l| l.contains("questions-words:total,3CosAdd,"))
         .unwrap();
     assert!(
         total.contains(&format!("{},4566,14978", 402.0 / 4566.0)),
         "{total}"
+    );
+    // Chance: one of the 10,000 - 3 candidate rows, uniformly.
+    let chance = csv
+        .lines()
+        .find(|l| l.contains("questions-words:total,3CosAdd_chance,"))
+        .unwrap();
+    assert!(chance.contains(&format!(",{},", 1.0 / 9997.0)), "{chance}");
+    // Each similarity score has its chance band, symmetric about 0 and inside (-1, 1).
+    let band = |m: &str| -> f64 {
+        let l = csv
+            .lines()
+            .find(|l| l.contains(&format!(",WS-353-ALL,{m},")))
+            .unwrap();
+        l.split(',').nth(6).unwrap().parse().unwrap()
+    };
+    let (lo, hi) = (band("spearman_null_lo"), band("spearman_null_hi"));
+    assert!(
+        lo < -0.05 && hi > 0.05 && (lo + hi).abs() < 0.05,
+        "{lo} {hi}"
     );
     assert!(csv.lines().any(|l| l.contains(",WS-353-ALL,spearman,")));
     let o = run(&[
@@ -269,6 +288,12 @@ fn paper_layers_quick_scores_every_layer_caches_models_and_reports() {
     let o = run(&["--exp", "layers", "--quick", "--out", out]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("training transformer-mlm seed 3"));
+    // The plan comes first: what will be trained, and an estimate.
+    let plan = stdout(&o);
+    assert!(
+        plan.contains("to train and measure (6 models") && plan.contains("estimated training time"),
+        "{plan}"
+    );
     let d = dir.path().join("layers");
     let text = std::fs::read_to_string(d.join("layers.csv")).unwrap();
     let mut r = csv::Reader::from_reader(text.as_bytes());
@@ -322,6 +347,34 @@ fn paper_layers_quick_scores_every_layer_caches_models_and_reports() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(!stdout(&again).contains("training "), "{}", stdout(&again));
     assert_eq!(text, std::fs::read_to_string(d.join("layers.csv")).unwrap());
+
+    // A fresh clone has the kept measurements but no run cache: still nothing is trained or
+    // measured, and the numbers are the same.
+    std::fs::remove_dir_all(dir.path().join("runs")).unwrap();
+    let kept = run(&["--exp", "layers", "--quick", "--out", out]);
+    assert!(kept.status.success(), "{}", stderr(&kept));
+    let said = stdout(&kept);
+    assert!(
+        said.contains("nothing to train")
+            && !said.contains("training ")
+            && !said.contains("measuring "),
+        "{said}"
+    );
+    assert_eq!(text, std::fs::read_to_string(d.join("layers.csv")).unwrap());
+    let items = std::fs::read_dir(dir.path().join("measurements"))
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            std::fs::read_dir(e.path())
+                .unwrap()
+                .flatten()
+                .any(|f| f.file_name().to_string_lossy().starts_with("items-"))
+        })
+        .count();
+    assert_eq!(
+        items, 6,
+        "3 MLM seeds and 3 SGNS seeds keep their per-item outcomes"
+    );
 
     // A changed config is a different run.
     let paper = manifest_dir().join("configs/paper.toml");
@@ -465,6 +518,14 @@ fn config_values_burn_cannot_take_are_refused_naming_file_and_key() {
         (
             "[training]\ngrad_clip = -1.0\n",
             "[training] grad_clip must be a finite number > 0",
+        ),
+        (
+            "[training]\nclm_target_fraction = 0.15\n",
+            "[training] clm_target_fraction is for objective = \"clm\" only",
+        ),
+        (
+            "[training]\nobjective = \"clm\"\nclm_target_fraction = 1.5\n",
+            "[training] clm_target_fraction must be in (0, 1], got 1.5",
         ),
     ] {
         let config = dir.path().join("bad.toml");

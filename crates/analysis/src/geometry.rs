@@ -209,6 +209,110 @@ pub fn attention_update_geometry(
         .collect()
 }
 
+/// How alike the *projected activations* of one layer are: the queries, keys and values the
+/// block's attention actually computes from real tokens (`LN(h) W_Q`, `LN(h) W_K`, `LN(h) W_V`
+/// with pre-LN, `h W` with post-LN), all heads together. Linear CKA over tokens, each beside
+/// its row-permutation null (the value for unrelated activations of these shapes). Unlike CKA
+/// of the weight matrices, which sits at its chance level for trained and random weights alike,
+/// this asks whether the model computes the same thing in the query and the key role.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ActivationGeometry {
+    /// The block (1..=N).
+    pub layer: usize,
+    /// Real tokens (no [CLS], [SEP], padding) the CKA is computed over.
+    pub tokens: usize,
+    pub cka_q_k: f64,
+    pub cka_q_v: f64,
+    pub cka_k_v: f64,
+    pub cka_q_k_null: f64,
+    pub cka_q_v_null: f64,
+    pub cka_k_v_null: f64,
+}
+
+/// [`ActivationGeometry`] of every block, over up to `max_tokens` real tokens drawn (seeded)
+/// from the first `n_sequences` sequences of `ids` (`seq_len` tokens each). The model is read
+/// as in `readout` (causally for a causal LM); tokens with id `>= n_words` are specials.
+#[allow(clippy::too_many_arguments)]
+pub fn activation_geometry(
+    model: &Transformer,
+    ids: &[u32],
+    seq_len: usize,
+    n_sequences: usize,
+    n_words: u32,
+    max_tokens: usize,
+    seed: u64,
+    readout: crate::representations::Readout,
+    device: &burn::tensor::Device,
+) -> Vec<ActivationGeometry> {
+    use burn::tensor::{Int, Tensor, TensorData};
+    let n_seq = n_sequences.min(ids.len() / seq_len);
+    let ids = &ids[..n_seq * seq_len];
+    // The real-token positions, a seeded sample of them.
+    let mut real: Vec<usize> = (0..ids.len()).filter(|&i| ids[i] < n_words).collect();
+    let mut rng = crate::inference::SplitMix64::new(seed);
+    for i in (1..real.len()).rev() {
+        real.swap(i, crate::inference::index(&mut rng, i + 1));
+    }
+    real.truncate(max_tokens);
+    real.sort_unstable();
+    let n = real.len();
+    let tokens = Tensor::<2, Int>::from_data(
+        TensorData::new(
+            ids.iter().map(|&x| x as i64).collect::<Vec<_>>(),
+            [n_seq, seq_len],
+        ),
+        device,
+    );
+    let hidden = model.forward(tokens, None, readout.causal).hidden;
+    model
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(l, block)| {
+            let h = hidden[l].clone();
+            let input = if block.pre_norm {
+                block.norm_attention.forward(h)
+            } else {
+                h
+            };
+            let d = input.dims()[2];
+            let flat = input.reshape([n_seq * seq_len, d]);
+            let [wq, wk, wv] = block.attention.qkv_weights();
+            let project = |w: Tensor<2>| -> Vec<f32> {
+                let all = flat
+                    .clone()
+                    .matmul(w)
+                    .into_data()
+                    .try_into_vec::<f32>()
+                    .expect("f32");
+                real.iter()
+                    .flat_map(|&r| all[r * d..(r + 1) * d].iter().copied())
+                    .collect()
+            };
+            let (q, k, v) = (project(wq), project(wk), project(wv));
+            let pair = |a: &[f32], b: &[f32], s: u64| {
+                (
+                    linear_cka_wide(a, d, b, d, n),
+                    linear_cka_wide_null(a, d, b, d, n, 10, seed ^ s),
+                )
+            };
+            let (qk, qk0) = pair(&q, &k, 1);
+            let (qv, qv0) = pair(&q, &v, 2);
+            let (kv, kv0) = pair(&k, &v, 3);
+            ActivationGeometry {
+                layer: l + 1,
+                tokens: n,
+                cka_q_k: qk,
+                cka_q_v: qv,
+                cka_k_v: kv,
+                cka_q_k_null: qk0,
+                cka_q_v_null: qv0,
+                cka_k_v_null: kv0,
+            }
+        })
+        .collect()
+}
+
 /// One layer's W_Q, W_K, W_V as `[d_in, d_out]` input-major floats.
 #[derive(Clone)]
 pub struct LayerQkv {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use analysis::geometry::attention_geometry;
+use analysis::geometry::{activation_geometry, attention_geometry};
 use analysis::representations::{
     aggregated, decontextualized, embedding_table, hidden_states, Readout,
 };
@@ -73,6 +73,38 @@ fn tied_matrices_have_cosine_one_and_shared_qk_is_symmetric() {
                 assert!((r.qk_symmetric_share - 0.5f64.sqrt()).abs() < 0.15, "{r:?}");
             } else {
                 assert!((r.qk_symmetric_share - 1.0).abs() < 1e-9, "{r:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn projected_activations_of_tied_matrices_are_identical_and_untied_sit_near_their_null() {
+    let _serial = serial();
+    let c = corpus();
+    let seqs = transformer::data::Sequences::new(&c, 10, 0.1).unwrap();
+    let n_words = c.vocab.len() as u32;
+    let device = Device::flex();
+    let readout = Readout {
+        causal: false,
+        final_norm: false,
+    };
+    for qkv in [QkvTying::SharedQkv, QkvTying::SharedQk, QkvTying::Untied] {
+        let m = model(c.vocab.len_with_specials(), qkv);
+        let rows = activation_geometry(&m, &seqs.train, 10, 40, n_words, 200, 5, readout, &device);
+        assert_eq!(rows.len(), 2);
+        for r in rows {
+            // 40 sequences of 8 words: 320 real tokens, 200 of them sampled.
+            assert_eq!(r.tokens, 200);
+            let one = |x: f64| (x - 1.0).abs() < 1e-5;
+            assert_eq!(one(r.cka_q_k), qkv != QkvTying::Untied, "{qkv:?} {r:?}");
+            assert_eq!(one(r.cka_q_v), qkv == QkvTying::SharedQkv, "{qkv:?} {r:?}");
+            // Nulls: what unrelated activations of these shapes give, far below 1.
+            assert!(r.cka_q_k_null > 0.0 && r.cka_q_k_null < 0.5, "{r:?}");
+            if qkv == QkvTying::Untied {
+                // Two independent random projections of the same inputs share the inputs'
+                // geometry, so their CKA is above the null, but below 1.
+                assert!(r.cka_q_k > r.cka_q_k_null && r.cka_q_k < 0.999, "{r:?}");
             }
         }
     }

@@ -6,7 +6,11 @@
 //!
 //! Masked LM (Devlin et al. 2019): 15% of the word positions are chosen; of those 80% become
 //! `[MASK]`, 10% a random word, 10% stay; the loss is on the chosen positions only.
-//! Causal LM: every position predicts the next token.
+//! Causal LM: every position predicts the next token, or, with a target fraction ("matched
+//! targets"), a random fraction of positions per training batch: at 0.15 a causal LM makes about
+//! as many predictions per step as a masked LM (9.45 against 9.3 per 64-token sequence) at about
+//! the same cost, so the direction of context is the only difference between the objectives.
+//! Held-out batches always score every position.
 
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
@@ -107,6 +111,20 @@ impl Sequences {
     /// The training batch of `step`: epoch `step / steps_per_epoch` visits the sequences in a
     /// permutation seeded by (seed, epoch).
     pub fn train_batch(&self, objective: Objective, batch: usize, step: usize, seed: u64) -> Batch {
+        self.train_batch_sampled(objective, batch, step, seed, None)
+    }
+
+    /// [`Sequences::train_batch`], a causal LM keeping each next-token target with probability
+    /// `clm_fraction` (seeded by the step, like the masking; at least one target per batch).
+    /// `None`, or a masked LM: every target of the objective.
+    pub fn train_batch_sampled(
+        &self,
+        objective: Objective,
+        batch: usize,
+        step: usize,
+        seed: u64,
+        clm_fraction: Option<f64>,
+    ) -> Batch {
         let per_epoch = self.steps_per_epoch(batch);
         let (epoch, k) = (step / per_epoch, step % per_epoch);
         let mut order: Vec<usize> = (0..self.n_train()).collect();
@@ -116,12 +134,18 @@ impl Sequences {
         let rows: Vec<usize> = (0..batch)
             .map(|i| order[(k * batch + i) % order.len()])
             .collect();
-        self.make(
-            &self.train,
-            &rows,
-            objective,
-            seed.wrapping_add(1).wrapping_mul(step as u64 + 1),
-        )
+        let mask_seed = seed.wrapping_add(1).wrapping_mul(step as u64 + 1);
+        let mut b = self.make(&self.train, &rows, objective, mask_seed);
+        if let (Objective::Clm, Some(p)) = (objective, clm_fraction) {
+            // Another stream than the masking's, so MLM and CLM runs of a seed stay independent.
+            let mut rng = rand::rngs::StdRng::seed_from_u64(mask_seed ^ 0xC1A5_5EED);
+            let first = b.targets[0];
+            b.targets.retain(|_| rng.random::<f64>() < p);
+            if b.targets.is_empty() {
+                b.targets.push(first);
+            }
+        }
+        b
     }
 
     /// Held-out batch `i` (sequences in order); the masking is fixed by `i` alone, so every
@@ -224,6 +248,44 @@ mod tests {
             chunk_len: 1000,
         };
         Corpus::from_text(text, Path::new("m"), &cfg).unwrap()
+    }
+
+    #[test]
+    fn matched_targets_keep_a_seeded_fraction_of_causal_positions() {
+        let text: String = (0..4000).map(|i| format!("w{} ", i % 50)).collect();
+        let c = corpus(&text);
+        let s = Sequences::new(&c, 64, 0.1).unwrap();
+        let full = s.train_batch(Objective::Clm, 32, 3, 7);
+        assert_eq!(full.targets.len(), 32 * 63);
+        let part = s.train_batch_sampled(Objective::Clm, 32, 3, 7, Some(0.15));
+        // Binomial(2016, 0.15): mean 302.4, sd 16.
+        assert!(
+            (250..355).contains(&part.targets.len()),
+            "{}",
+            part.targets.len()
+        );
+        // The same inputs, a subset of the same targets, and the same draw again.
+        assert_eq!(part.inputs, full.inputs);
+        assert!(part.targets.iter().all(|t| full.targets.contains(t)));
+        assert_eq!(
+            part,
+            s.train_batch_sampled(Objective::Clm, 32, 3, 7, Some(0.15))
+        );
+        assert_ne!(
+            part,
+            s.train_batch_sampled(Objective::Clm, 32, 4, 7, Some(0.15))
+        );
+        // A masked LM ignores the fraction; a tiny fraction still leaves one target.
+        assert_eq!(
+            s.train_batch_sampled(Objective::Mlm, 32, 3, 7, Some(0.15)),
+            s.train_batch(Objective::Mlm, 32, 3, 7)
+        );
+        assert_eq!(
+            s.train_batch_sampled(Objective::Clm, 1, 0, 7, Some(1e-9))
+                .targets
+                .len(),
+            1
+        );
     }
 
     #[test]

@@ -51,6 +51,20 @@ pub enum QkvTying {
     SharedQkv,
 }
 
+/// How a block mixes information across positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mixing {
+    /// Softmax self-attention.
+    Attention,
+    /// The no-attention control: each position takes the plain average of the value vectors of
+    /// every position it may see (all of them, or the prefix for a causal LM), so what reaches a
+    /// position does not depend on what the tokens are. W_V and W_O stay, W_Q and W_K are
+    /// unused; everything else is the same model. Asks whether self-attention itself (rather
+    /// than the objective) makes collocated words similar.
+    Uniform,
+}
+
 /// Where LayerNorm sits in a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -89,6 +103,9 @@ pub struct TransformerConfig {
     /// Keep the token embedding at its random initialisation.
     #[config(default = false)]
     pub freeze_embeddings: bool,
+    /// Self-attention, or the uniform-average control ([`Mixing`]).
+    #[config(default = "Mixing::Attention")]
+    pub mixing: Mixing,
 }
 
 /// Multi-head self-attention with optional Q/K/V tying (see the module docs).
@@ -105,6 +122,9 @@ pub struct SelfAttention {
     pub dropout: Dropout,
     pub n_heads: usize,
     pub d_k: usize,
+    /// [`Mixing::Uniform`]: scores are all zero, so the softmax is a uniform average over the
+    /// positions the masks leave.
+    pub uniform: bool,
 }
 
 impl SelfAttention {
@@ -118,6 +138,7 @@ impl SelfAttention {
             dropout: DropoutConfig::new(cfg.dropout).init(),
             n_heads: cfg.n_heads,
             d_k: cfg.d_model / cfg.n_heads,
+            uniform: cfg.mixing == Mixing::Uniform,
         }
     }
 
@@ -151,7 +172,11 @@ impl SelfAttention {
             Some(l) => heads(l),
             None => q.clone(),
         };
-        let mut scores = q.matmul(k.transpose()).div_scalar((self.d_k as f32).sqrt());
+        let mut scores = if self.uniform {
+            Tensor::zeros([b, self.n_heads, t, t], &x.device())
+        } else {
+            q.matmul(k.transpose()).div_scalar((self.d_k as f32).sqrt())
+        };
         if let Some(pad) = pad {
             scores = scores.mask_fill(pad.reshape([b, 1, 1, t]), -1.0e4);
         }
@@ -263,6 +288,7 @@ impl TransformerConfig {
             norm: self.norm,
             tie_lm_head: self.tie_lm_head,
             freeze_embeddings: self.freeze_embeddings,
+            mixing: self.mixing,
         }
     }
 
@@ -382,6 +408,7 @@ pub struct ModelSettings {
     pub norm: NormPlacement,
     pub tie_lm_head: bool,
     pub freeze_embeddings: bool,
+    pub mixing: Mixing,
 }
 
 impl Default for ModelSettings {
@@ -396,6 +423,7 @@ impl Default for ModelSettings {
             norm: NormPlacement::Pre,
             tie_lm_head: true,
             freeze_embeddings: false,
+            mixing: Mixing::Attention,
         }
     }
 }
@@ -438,5 +466,6 @@ impl ModelSettings {
             .with_norm(self.norm)
             .with_tie_lm_head(self.tie_lm_head)
             .with_freeze_embeddings(self.freeze_embeddings)
+            .with_mixing(self.mixing)
     }
 }

@@ -52,6 +52,12 @@ pub struct TrainingConfig {
     /// step 0 already predicts at the unigram entropy instead of at ln(vocabulary size) and the
     /// first few hundred steps go into context rather than into word frequencies.
     pub unigram_bias_init: bool,
+    /// Causal LM only: the fraction of next-token targets each training batch keeps ("matched
+    /// targets": 0.15 makes as many predictions per step as a masked LM); absent, every
+    /// position (the full-loss causal LM). Left out of the config's JSON when absent, so the
+    /// run hashes of configs written before it existed do not move.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clm_target_fraction: Option<f64>,
 }
 
 impl Default for TrainingConfig {
@@ -72,6 +78,7 @@ impl Default for TrainingConfig {
             heldout_fraction: 0.02,
             seed: 1,
             unigram_bias_init: true,
+            clm_target_fraction: None,
         }
     }
 }
@@ -100,6 +107,17 @@ impl TrainingConfig {
         }
         if !(self.lr > 0.0 && self.lr.is_finite()) {
             return Err(format!("lr must be a finite number > 0, got {}", self.lr));
+        }
+        if let Some(p) = self.clm_target_fraction {
+            if self.objective != Objective::Clm {
+                return Err(
+                    "clm_target_fraction is for objective = \"clm\" only (a masked LM chooses its own 15%)"
+                        .into(),
+                );
+            }
+            if !(p > 0.0 && p <= 1.0) {
+                return Err(format!("clm_target_fraction must be in (0, 1], got {p}"));
+            }
         }
         if self.warmup_steps >= self.steps {
             return Err(format!(
@@ -374,7 +392,13 @@ pub fn train(
     let mut since = Instant::now();
     let end = stop_at.map_or(cfg.steps, |s| s.min(cfg.steps));
     for step in start..end {
-        let batch = data.train_batch(cfg.objective, cfg.batch_size, step, cfg.seed);
+        let batch = data.train_batch_sampled(
+            cfg.objective,
+            cfg.batch_size,
+            step,
+            cfg.seed,
+            cfg.clm_target_fraction,
+        );
         device.seed(step_seed(cfg.seed, step));
         let (loss, grads) = train_step(&model, &batch, cfg.objective, &device);
         if !loss.is_finite() {

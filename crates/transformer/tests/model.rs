@@ -6,7 +6,7 @@ use burn::module::Module;
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
 use corpus::{Corpus, CorpusConfig, Preset};
 use transformer::data::{Objective, Sequences};
-use transformer::model::{NormPlacement, QkvTying};
+use transformer::model::{Mixing, NormPlacement, QkvTying};
 use transformer::training::{train, RunControl, TrainError, TrainingConfig};
 use transformer::TransformerConfig;
 
@@ -102,6 +102,41 @@ fn causal_outputs_do_not_see_the_future() {
         &floats(c.hidden[2].clone())[..48],
         &floats(d.hidden[2].clone())[..48]
     );
+}
+
+#[test]
+fn uniform_mixing_averages_what_each_position_may_see() {
+    let _serial = serial();
+    let device = Device::flex();
+    let cfg = tiny(50).with_mixing(Mixing::Uniform);
+    let model = cfg.init(&device);
+    let attention = &model.blocks[0].attention;
+    let x = Tensor::<3>::random(
+        [1, 5, 16],
+        burn::tensor::Distribution::Normal(0.0, 1.0),
+        &device,
+    );
+    // Bidirectional: every position gets the same average, whatever the tokens are.
+    let out = floats(attention.forward(x.clone(), None, false));
+    for p in 1..5 {
+        for j in 0..16 {
+            assert!((out[p * 16 + j] - out[j]).abs() < 1e-5, "position {p}");
+        }
+    }
+    // Causal: position 0 sees only itself, position 4 everything (the bidirectional average).
+    let causal = floats(attention.forward(x.clone(), None, true));
+    let alone = floats(attention.forward(x.clone().slice([0..1, 0..1, 0..16]), None, false));
+    for j in 0..16 {
+        assert!((causal[j] - alone[j]).abs() < 1e-5);
+        assert!((causal[4 * 16 + j] - out[j]).abs() < 1e-5);
+    }
+    // Softmax attention depends on the tokens, so its positions differ.
+    let soft = floats(
+        tiny(50).init(&device).blocks[0]
+            .attention
+            .forward(x, None, false),
+    );
+    assert!((1..5).any(|p| (soft[p * 16] - soft[0]).abs() > 1e-6));
 }
 
 #[test]

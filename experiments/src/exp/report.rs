@@ -400,6 +400,12 @@ fn findings(src: &Sources) -> String {
                     let _ = writeln!(w, "- untied MLM, {what}: linear CKA(W_Q, W_K) {c:.3} against its permutation null {n:.3}; cosine {cos:.3} (mean over layers and heads)");
                 }
             }
+            if let (Some(c), Some(n)) = (
+                mean_over("attention-activations", "cka_q_k"),
+                mean_over("attention-activations", "cka_q_k_null"),
+            ) {
+                let _ = writeln!(w, "- untied MLM, the queries and keys it computes from real tokens (LN(h) W_Q vs LN(h) W_K): linear CKA {c:.3} against its permutation null {n:.3} (mean over layers)");
+            }
             let cka: Vec<(f64, f64)> = ["q", "k", "v"]
                 .iter()
                 .flat_map(|p| {
@@ -633,10 +639,8 @@ mod tests {
             mcnemar(&[0.0123, 0.5]),
             "; McNemar exact p per seed: 0.012, 0.50"
         );
-        assert_eq!(
-            fmt(&s(0.5, 0.45, 0.55)),
-            "0.500 ± 0.010 (0.450 to 0.550, 3 seeds)"
-        );
+        assert_eq!(fmt_p(3.1e-9), "3.1e-9");
+        assert_eq!(fmt_p(1.0), "1.0");
     }
 
     #[test]

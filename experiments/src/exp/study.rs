@@ -14,6 +14,8 @@
 //! * `decontextualized` / `aggregated` per layer: the same on pooled vectors
 //!   (`analysis::representations` says how they are pooled);
 //! * `contextual` per layer: self-similarity, intra-sentence similarity, anisotropy;
+//! * `attention-activations` per layer, benchmark `all-heads`: CKA between the queries, keys and
+//!   values computed from real tokens, each with its permutation null;
 //! * `attention-trained` / `attention-initialisation` / `attention-updates` (W - W0) per layer,
 //!   benchmark `head-<h>`: cosine and CKA between W_Q, W_K, W_V (each CKA with its permutation
 //!   null), and the symmetric share of W_Q W_K^T;
@@ -28,8 +30,8 @@ use serde::{Deserialize, Serialize};
 
 use analysis::collocation::{collocation_pairs, collocation_score, CollocationPairs};
 use analysis::geometry::{
-    attention_geometry, attention_update_geometry, contextuality, linear_cka_wide,
-    linear_cka_wide_null, project_rows, qkv_per_layer,
+    activation_geometry, attention_geometry, attention_update_geometry, contextuality,
+    linear_cka_wide, linear_cka_wide_null, project_rows, qkv_per_layer,
 };
 use analysis::representations::{
     aggregated, decontextualized, embedding_table, lm_head_table, Readout,
@@ -58,6 +60,10 @@ const SCORES_VERSION: u32 = 3;
 /// Words (the most frequent) over which CKA between E and E W^h is computed: enough for a
 /// stable value, few enough that its permutation null costs seconds.
 const CKA_WORDS: usize = 2_000;
+
+/// Real tokens over which the CKA of projected activations (queries vs keys vs values) is
+/// computed.
+const ACTIVATION_TOKENS: usize = 2_000;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -422,7 +428,7 @@ impl Study {
     pub fn announce(&self, ids: &[ModelId]) {
         let mut lines = Vec::new();
         let mut total = 0.0;
-        let mut unknown = false;
+        let mut untimed = 0;
         for &id in ids {
             for &seed in &self.cfg.seeds {
                 if self.is_measured(id, seed) || id == ModelId::Untrained {
@@ -440,29 +446,33 @@ impl Study {
                 let done = read_curve(&self.run_dir(id, seed))
                     .and_then(|c| c.iter().map(|p| p.step).max())
                     .unwrap_or(0);
-                let tokens = (training.steps.saturating_sub(done)
-                    * training.batch_size
-                    * training.seq_len) as f64;
+                if done >= training.steps {
+                    lines.push(format!(
+                        "  {} seed {seed}: trained, to be measured",
+                        id.name()
+                    ));
+                    continue;
+                }
+                let left = training.steps - done;
+                let tokens = (left * training.batch_size * training.seq_len) as f64;
                 let label = self.run_label(id, seed);
                 match self.measured_speed(&label) {
                     Some(speed) => {
                         let secs = tokens / speed;
                         total += secs;
                         lines.push(format!(
-                            "  {} seed {seed}: {} steps left, {:.1}M tokens, about {:.0} min at {:.0} tokens/s",
+                            "  {} seed {seed}: {left} steps, {:.1}M tokens, about {:.0} min at {:.0} tokens/s",
                             id.name(),
-                            training.steps - done.min(training.steps),
                             tokens / 1e6,
                             secs / 60.0,
                             speed
                         ));
                     }
                     None => {
-                        unknown = true;
+                        untimed += 1;
                         lines.push(format!(
-                            "  {} seed {seed}: {} steps, {:.1}M tokens (no earlier run to time it by)",
+                            "  {} seed {seed}: {left} steps, {:.1}M tokens (not timed: no earlier run kept)",
                             id.name(),
-                            training.steps,
                             tokens / 1e6
                         ));
                     }
@@ -484,9 +494,13 @@ impl Study {
         for l in &lines {
             println!("{l}");
         }
+        let untimed = if untimed > 0 {
+            format!(" for the models timed ({untimed} not timed)")
+        } else {
+            String::new()
+        };
         println!(
-            "estimated training time: {}{:.0} min, plus measuring; `--quick` runs the same code at toy scale in minutes",
-            if unknown { "more than " } else { "" },
+            "estimated training time: {:.0} min{untimed}, plus measuring; `--quick` runs the same code at toy scale in minutes",
             total / 60.0
         );
     }
@@ -868,6 +882,38 @@ impl Study {
                         ..t(state, Some(g.layer))
                     });
                 }
+            }
+        }
+
+        // The queries, keys and values the attention computes from real tokens: CKA over
+        // tokens, each beside its permutation null.
+        let acts = activation_geometry(
+            &model,
+            &self.seqs.train,
+            self.seqs.seq_len,
+            c.sequences.min(self.seqs.n_train()),
+            self.corpus.vocab.len() as u32,
+            ACTIVATION_TOKENS,
+            seed,
+            readout,
+            &self.device,
+        );
+        for a in acts {
+            for (metric, value) in [
+                ("cka_q_k", a.cka_q_k),
+                ("cka_q_v", a.cka_q_v),
+                ("cka_k_v", a.cka_k_v),
+                ("cka_q_k_null", a.cka_q_k_null),
+                ("cka_q_v_null", a.cka_q_v_null),
+                ("cka_k_v_null", a.cka_k_v_null),
+            ] {
+                rows.push(TidyRow {
+                    benchmark: "all-heads".into(),
+                    metric: metric.into(),
+                    value,
+                    n: a.tokens,
+                    ..t("attention-activations", Some(a.layer))
+                });
             }
         }
 
