@@ -41,13 +41,36 @@ pub struct Pending {
     pub seconds: f64,
 }
 
-/// The model config as recorded in a checkpoint (resume refuses a different one).
+/// The model config as recorded in a checkpoint (resume refuses a different one). Keys added
+/// to [`TransformerConfig`] after checkpoints were first written are left out while they hold
+/// their default, so those checkpoints (which lack them) still match the config that wrote them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TransformerConfigRecord(pub serde_json::Value);
 
+/// Model-config keys newer than the first checkpoints, with their defaults as JSON.
+const LATER_KEYS: [(&str, &str); 1] = [("mixing", "attention")];
+
+fn drop_later_defaults(mut v: serde_json::Value) -> TransformerConfigRecord {
+    if let Some(map) = v.as_object_mut() {
+        for (key, default) in LATER_KEYS {
+            if map.get(key).and_then(|x| x.as_str()) == Some(default) {
+                map.remove(key);
+            }
+        }
+    }
+    TransformerConfigRecord(v)
+}
+
 impl From<&TransformerConfig> for TransformerConfigRecord {
     fn from(c: &TransformerConfig) -> Self {
-        TransformerConfigRecord(serde_json::to_value(c).expect("config serialises"))
+        drop_later_defaults(serde_json::to_value(c).expect("config serialises"))
+    }
+}
+
+impl TransformerConfigRecord {
+    /// A stored record, with later keys at their default dropped as [`From`] drops them.
+    fn from_stored(stored: &TransformerConfigRecord) -> TransformerConfigRecord {
+        drop_later_defaults(stored.0.clone())
     }
 }
 
@@ -212,7 +235,7 @@ pub(crate) fn load(
     let state_path = dir.join("state.json");
     let text = std::fs::read_to_string(&state_path).map_err(|e| err(&state_path, e))?;
     let state: State = serde_json::from_str(&text).map_err(|e| err(&state_path, e))?;
-    if state.model != model_cfg.into() {
+    if TransformerConfigRecord::from_stored(&state.model) != model_cfg.into() {
         return Err(err(
             dir,
             "the model config differs from the checkpoint's; use a new run directory",

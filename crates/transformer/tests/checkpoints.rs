@@ -133,6 +133,43 @@ fn resume_is_exact_wherever_the_run_stopped_with_and_without_dropout() {
 }
 
 #[test]
+fn checkpoints_from_before_the_mixing_key_still_resume_and_a_changed_mixing_is_refused() {
+    let _serial = serial();
+    let corpus = corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    let device = Device::flex();
+    let cfg = model(corpus.vocab.len_with_specials(), 0.0);
+    let tc = training(4);
+    let dir = tempfile::tempdir().unwrap();
+    let stop = RunControl {
+        stop_at: Some(2),
+        ..Default::default()
+    };
+    train(&cfg, &tc, &data, &device, dir.path(), stop).unwrap();
+    // The record of a default-mixing model has no `mixing` key: byte for byte what a checkpoint
+    // written before the key existed holds.
+    let state = std::fs::read_to_string(dir.path().join("checkpoint/state.json")).unwrap();
+    assert!(
+        state.contains("\"qkv\"") && !state.contains("mixing"),
+        "{state}"
+    );
+    let resume = RunControl {
+        resume: true,
+        ..Default::default()
+    };
+    let resumed = train(&cfg, &tc, &data, &device, dir.path(), resume).unwrap();
+    assert_eq!(resumed.resumed_from, 2);
+    // The same run directory asked to continue as the no-attention control: refused.
+    let uniform = cfg.clone().with_mixing(transformer::model::Mixing::Uniform);
+    let dir = tempfile::tempdir().unwrap();
+    train(&cfg, &tc, &data, &device, dir.path(), stop).unwrap();
+    let err = train(&uniform, &tc, &data, &device, dir.path(), resume)
+        .err()
+        .expect("a different model config is refused");
+    assert!(err.to_string().contains("model config differs"), "{err}");
+}
+
+#[test]
 fn dropout_draws_differ_between_steps_and_seeds() {
     // The per-step seed must not give every step (or every run) the same dropout mask.
     use transformer::training::step_seed;
