@@ -62,7 +62,10 @@ fn mcnemar(p: &[f64]) -> String {
 }
 
 struct Sources {
+    /// Each experiment's summary, if it was written with per-item outcomes (`measurements.csv`
+    /// beside it); one written before those existed is in `stale`, not here.
     tables: Vec<(Experiment, Option<Table>)>,
+    stale: Vec<Experiment>,
     /// Each experiment's per-seed rows, for intervals over seeds.
     rows: Vec<(Experiment, Vec<TidyRow>)>,
     evidence: Option<Evidence>,
@@ -72,9 +75,15 @@ impl Sources {
     fn load(out: &Path) -> anyhow::Result<Sources> {
         let mut tables = Vec::new();
         let mut rows = Vec::new();
+        let mut stale = Vec::new();
         for exp in PAPER {
             let dir = out.join(name(exp));
             let path = dir.join("summary.csv");
+            if path.exists() && !dir.join("measurements.csv").exists() {
+                stale.push(exp);
+                tables.push((exp, None));
+                continue;
+            }
             let table = if path.exists() {
                 Some(Table(output::read_csv::<Summary>(&path)?))
             } else {
@@ -89,6 +98,7 @@ impl Sources {
         let evidence = Some(Evidence::load(out, &Benchmarks::load(&[])?)?);
         Ok(Sources {
             tables,
+            stale,
             rows,
             evidence,
         })
@@ -127,12 +137,21 @@ const ANALOGY_TOTAL: &str = "questions-words:total";
 const MLM: &str = "transformer-mlm";
 const CLM: &str = "transformer-clm";
 
-fn missing(md: &mut String, exp: Experiment) {
-    let _ = writeln!(
-        md,
-        "_Not measured yet: run `cargo run -p experiments -- --exp {}`._\n",
-        name(exp)
-    );
+fn missing(md: &mut String, src: &Sources, exp: Experiment) {
+    if src.stale.contains(&exp) {
+        let _ = writeln!(
+            md,
+            "_Not regenerated yet: `{}/` predates the current measures (it has no per-item outcomes to state intervals from); run `cargo run -p experiments -- --exp {}`._\n",
+            name(exp),
+            name(exp)
+        );
+    } else {
+        let _ = writeln!(
+            md,
+            "_Not measured yet: run `cargo run -p experiments -- --exp {}`._\n",
+            name(exp)
+        );
+    }
 }
 
 fn figure(md: &mut String, exp: Experiment, file: &str) {
@@ -277,7 +296,7 @@ fn findings(src: &Sources) -> String {
             let _ = writeln!(w);
             figure(w, Experiment::Analogy, "analogy-3cosadd");
         }
-        None => missing(w, Experiment::Analogy),
+        None => missing(w, src, Experiment::Analogy),
     }
 
     let _ = writeln!(w, "### Word similarity\n");
@@ -332,7 +351,7 @@ fn findings(src: &Sources) -> String {
             let _ = writeln!(w);
             figure(w, Experiment::Similarity, "similarity-spearman");
         }
-        None => missing(w, Experiment::Similarity),
+        None => missing(w, src, Experiment::Similarity),
     }
 
     let _ = writeln!(
@@ -428,7 +447,7 @@ fn findings(src: &Sources) -> String {
             figure(w, Experiment::Qkv, "qkv-loss");
             figure(w, Experiment::Qkv, "qkv-attention-cos");
         }
-        None => missing(w, Experiment::Qkv),
+        None => missing(w, src, Experiment::Qkv),
     }
 
     let _ = writeln!(w, "### Would frozen random embeddings do?\n");
@@ -469,7 +488,7 @@ fn findings(src: &Sources) -> String {
             figure(w, Experiment::Frozen, "frozen-loss");
             figure(w, Experiment::Frozen, "frozen-layers-ws353");
         }
-        None => missing(w, Experiment::Frozen),
+        None => missing(w, src, Experiment::Frozen),
     }
 
     let _ = writeln!(w, "### Does the objective make collocated words similar?\n");
@@ -522,7 +541,7 @@ fn findings(src: &Sources) -> String {
             figure(w, Experiment::Objective, "objective-collocation-embedding");
             figure(w, Experiment::Objective, "objective-collocation-layers");
         }
-        None => missing(w, Experiment::Objective),
+        None => missing(w, src, Experiment::Objective),
     }
 
     let _ = writeln!(w, "### How contextual is each layer?\n");
@@ -559,7 +578,7 @@ fn findings(src: &Sources) -> String {
             let _ = writeln!(w);
             figure(w, Experiment::Contextuality, "contextuality-mlm");
         }
-        None => missing(w, Experiment::Contextuality),
+        None => missing(w, src, Experiment::Contextuality),
     }
     md
 }
@@ -669,6 +688,7 @@ mod tests {
     fn a_missing_experiment_is_named() {
         let src = Sources {
             tables: PAPER.iter().map(|&e| (e, None)).collect(),
+            stale: vec![Experiment::Qkv],
             rows: Vec::new(),
             evidence: Some(Evidence::from_rows(
                 Vec::new(),
@@ -679,6 +699,8 @@ mod tests {
             )),
         };
         let md = findings(&src);
-        assert!(md.contains("--exp analogy") && md.contains("--exp contextuality"));
+        assert!(md.contains("Not measured yet: run `cargo run -p experiments -- --exp analogy`"));
+        assert!(md.contains("--exp contextuality"));
+        assert!(md.contains("Not regenerated yet: `qkv/` predates the current measures"));
     }
 }

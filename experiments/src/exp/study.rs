@@ -54,7 +54,8 @@ use crate::Args;
 /// Bumped whenever what a score row means changes, so cached measurements are not reused:
 /// 2 = pooling over the whole training split with OOV for unseen words, causal readout of CLM,
 /// contextuality nulls, collocation pairs without split words and with matched controls;
-/// 3 = the same rows, with per-item outcomes beside them (`items-<h>.csv.gz`).
+/// 3 = per-item outcomes beside the rows (`items-<h>.csv.gz`), chance rows (`3CosAdd_chance`,
+/// `spearman_null_lo`/`_hi`) and the CKA of projected activations (`attention-activations`).
 const SCORES_VERSION: u32 = 3;
 
 /// Words (the most frequent) over which CKA between E and E W^h is computed: enough for a
