@@ -7,7 +7,9 @@
 //! token ids and the backward pass of `mean(h_N²)` (the last layer's hidden states; no LM head,
 //! no optimiser), as issue 9 specifies, ending with `device.sync()` so asynchronous backends
 //! (wgpu) are charged for their work. A second benchmark, `mlm-step`, times what training really
-//! does per step: masked-LM loss with the tied head over the vocabulary, backward and AdamW.
+//! does per step: masked-LM loss with the tied head over the vocabulary, backward and AdamW;
+//! `clm-step` and `clm-matched-step` the same for a causal LM on every position and on 15% of
+//! positions (no PyTorch counterpart yet).
 //! Warm-up steps (autotuning, allocation) are excluded; the median of the repeats is reported
 //! with the minimum and maximum.
 
