@@ -58,6 +58,43 @@ pub struct TrainingConfig {
     /// run hashes of configs written before it existed do not move.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clm_target_fraction: Option<f64>,
+    /// Stop before `steps` once the held-out loss has plateaued ([`Plateau`]); `steps` stays
+    /// the horizon of the learning-rate schedule. Absent: run all `steps`. Left out of the JSON
+    /// when absent, like `clm_target_fraction`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plateau: Option<Plateau>,
+}
+
+/// The plateau rule: at an evaluation, stop when the held-out loss is less than `min_gain` nats
+/// below the last held-out loss measured at least `window` steps earlier (for example one
+/// epoch's steps and 0.01 nats: "less than 0.01 nats gained over the last epoch"). A function
+/// of the loss curve alone, so a resumed run stops where the uninterrupted one did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plateau {
+    pub min_gain: f64,
+    pub window: usize,
+}
+
+/// The step at which `curve` (held-out rows) first meets the plateau rule, if it does.
+pub fn plateau_step(curve: &[CurvePoint], rule: &Plateau) -> Option<usize> {
+    let heldout: Vec<&CurvePoint> = curve.iter().filter(|p| p.split == "heldout").collect();
+    heldout.iter().find_map(|now| {
+        let earlier = heldout
+            .iter()
+            .rev()
+            .find(|p| p.step + rule.window <= now.step)?;
+        (earlier.loss - now.loss < rule.min_gain).then_some(now.step)
+    })
+}
+
+/// Whether a run's curve is complete: it reached `steps`, or stopped on its plateau rule.
+pub fn finished(curve: &[CurvePoint], cfg: &TrainingConfig) -> bool {
+    curve.iter().any(|p| p.step == cfg.steps)
+        || cfg
+            .plateau
+            .as_ref()
+            .is_some_and(|rule| plateau_step(curve, rule).is_some())
 }
 
 impl Default for TrainingConfig {
@@ -79,6 +116,7 @@ impl Default for TrainingConfig {
             seed: 1,
             unigram_bias_init: true,
             clm_target_fraction: None,
+            plateau: None,
         }
     }
 }
@@ -107,6 +145,20 @@ impl TrainingConfig {
         }
         if !(self.lr > 0.0 && self.lr.is_finite()) {
             return Err(format!("lr must be a finite number > 0, got {}", self.lr));
+        }
+        if let Some(rule) = &self.plateau {
+            if !(rule.min_gain >= 0.0 && rule.min_gain.is_finite()) {
+                return Err(format!(
+                    "plateau.min_gain must be a finite number >= 0 (nats), got {}",
+                    rule.min_gain
+                ));
+            }
+            if rule.window < self.eval_every {
+                return Err(format!(
+                    "plateau.window ({}) must be at least eval_every ({}): the rule compares two evaluations",
+                    rule.window, self.eval_every
+                ));
+            }
         }
         if let Some(p) = self.clm_target_fraction {
             if self.objective != Objective::Clm {
@@ -390,7 +442,11 @@ pub fn train(
     let mut n_sum = pending.steps;
     let mut seconds_before = pending.seconds;
     let mut since = Instant::now();
-    let end = stop_at.map_or(cfg.steps, |s| s.min(cfg.steps));
+    let mut end = stop_at.map_or(cfg.steps, |s| s.min(cfg.steps));
+    if let Some(stopped) = cfg.plateau.as_ref().and_then(|r| plateau_step(&curve, r)) {
+        // The checkpoint is of a run that stopped on its plateau: nothing left to train.
+        end = end.min(stopped);
+    }
     for step in start..end {
         let batch = data.train_batch_sampled(
             cfg.objective,
@@ -440,6 +496,11 @@ pub fn train(
             }
             heldout_now = Some(heldout);
             (since, seconds_before, loss_sum, n_sum) = (Instant::now(), 0.0, 0.0, 0);
+            if let Some(rule) = &cfg.plateau {
+                if plateau_step(&curve, rule) == Some(done) {
+                    end = done;
+                }
+            }
         }
         report.step(done, loss, heldout_now, tps, lr);
         if done % cfg.checkpoint_every == 0 || done == end {
@@ -455,6 +516,10 @@ pub fn train(
                 return Err(e);
             }
             last_checkpoint = format!("step {done}");
+        }
+        if done == end {
+            // Reached `stop_at`, `steps`, or the plateau (which shortened `end` above).
+            break;
         }
     }
     report.finish();

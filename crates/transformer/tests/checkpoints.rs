@@ -170,6 +170,68 @@ fn checkpoints_from_before_the_mixing_key_still_resume_and_a_changed_mixing_is_r
 }
 
 #[test]
+fn a_run_stops_on_its_plateau_and_a_resume_stops_there_too() {
+    use transformer::training::{finished, plateau_step, Plateau};
+    let _serial = serial();
+    let corpus = corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    let device = Device::flex();
+    let cfg = model(corpus.vocab.len_with_specials(), 0.0);
+    // Evaluations at 3, 6, 9; "gained less than 100 nats over 3 steps" holds at the first
+    // evaluation that has one 3 steps before it: step 6.
+    let tc = TrainingConfig {
+        plateau: Some(Plateau {
+            min_gain: 100.0,
+            window: 3,
+        }),
+        ..training(10)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let run = train(&cfg, &tc, &data, &device, dir.path(), RunControl::default()).unwrap();
+    let last = run.curve.iter().map(|p| p.step).max().unwrap();
+    assert_eq!(last, 6);
+    assert_eq!(
+        plateau_step(&run.curve, tc.plateau.as_ref().unwrap()),
+        Some(6)
+    );
+    assert!(finished(&run.curve, &tc));
+    // Resuming a run that stopped on its plateau trains nothing more.
+    let resume = RunControl {
+        resume: true,
+        ..Default::default()
+    };
+    let again = train(&cfg, &tc, &data, &device, dir.path(), resume).unwrap();
+    assert_eq!(
+        (again.resumed_from, again.curve.len()),
+        (6, run.curve.len())
+    );
+    assert_eq!(weights(&again.model), weights(&run.model));
+    // Cut short before the plateau, a resumed run stops at the same step with the same weights.
+    let dir = tempfile::tempdir().unwrap();
+    let stop = RunControl {
+        stop_at: Some(4),
+        ..Default::default()
+    };
+    train(&cfg, &tc, &data, &device, dir.path(), stop).unwrap();
+    let resumed = train(&cfg, &tc, &data, &device, dir.path(), resume).unwrap();
+    assert_eq!(curve(&resumed.curve), curve(&run.curve));
+    assert_eq!(weights(&resumed.model), weights(&run.model));
+    // A window shorter than eval_every is refused: the rule compares two evaluations.
+    let short = TrainingConfig {
+        plateau: Some(Plateau {
+            min_gain: 0.01,
+            window: 2,
+        }),
+        ..training(10)
+    };
+    let err = short.validate().unwrap_err();
+    assert!(
+        err.contains("plateau.window (2) must be at least eval_every (3)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn dropout_draws_differ_between_steps_and_seeds() {
     // The per-step seed must not give every step (or every run) the same dropout mask.
     use transformer::training::step_seed;

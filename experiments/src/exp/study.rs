@@ -388,7 +388,7 @@ impl Study {
                 backend: self.kind.name(),
             },
         )?;
-        let complete = read_curve(&dir).is_some_and(|c| c.iter().any(|p| p.step == training.steps));
+        let complete = read_curve(&dir).is_some_and(|c| training::finished(&c, &training));
         if !complete {
             println!("training {} seed {seed} -> {}", id.name(), dir.display());
         }
@@ -406,10 +406,19 @@ impl Study {
             },
         )?;
         if !complete {
+            let last = outcome.curve.iter().map(|p| p.step).max().unwrap_or(0);
+            let plateau = if last < training.steps {
+                format!(
+                    " (stopped on its plateau at step {last} of {})",
+                    training.steps
+                )
+            } else {
+                String::new()
+            };
             println!(
-                "trained {} seed {seed}: {} steps in {:.0} s",
+                "trained {} seed {seed}: {} steps in {:.0} s{plateau}",
                 id.name(),
-                training.steps - outcome.resumed_from,
+                last.saturating_sub(outcome.resumed_from),
                 started.elapsed().as_secs_f64()
             );
         }
@@ -444,10 +453,9 @@ impl Study {
                     continue;
                 }
                 let (_, training) = self.variant(id, seed);
-                let done = read_curve(&self.run_dir(id, seed))
-                    .and_then(|c| c.iter().map(|p| p.step).max())
-                    .unwrap_or(0);
-                if done >= training.steps {
+                let curve = read_curve(&self.run_dir(id, seed)).unwrap_or_default();
+                let done = curve.iter().map(|p| p.step).max().unwrap_or(0);
+                if training::finished(&curve, &training) {
                     lines.push(format!(
                         "  {} seed {seed}: trained, to be measured",
                         id.name()
