@@ -2,8 +2,10 @@
 # Regenerates every CSV and figure of the paper from scratch (experiments/configs/paper.toml:
 # 5 transformer variants x 3 seeds, the untrained control, word2vec SGNS and CBOW x 3 seeds),
 # the backend comparison, results/REPORT.md and the README's findings, and prints the time it
-# took. `--keep-runs` reuses the trained models already under results/runs/ (the run cache);
-# any other arguments go to the experiments binary (e.g. `--backend wgpu`).
+# took. From scratch means without the run cache (results/runs/) and without the kept
+# measurements (results/measurements/, committed: git restores them). `--keep-runs` keeps both,
+# so an interrupted reproduction continues where it stopped and only what is missing is trained
+# or measured; any other arguments go to the experiments binary (e.g. `--backend wgpu`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/embedlab/target}"
@@ -17,7 +19,7 @@ done
 cargo build -p experiments
 start=$(date +%s)
 if [ "$keep" = 0 ]; then
-  rm -rf results/runs
+  rm -rf results/runs results/measurements
 fi
 cargo run -q -p experiments -- --exp all "${args[@]}"
 secs=$(( $(date +%s) - start ))
