@@ -30,9 +30,12 @@ pub fn fmt_iv(iv: &Interval) -> String {
     }
 }
 
-/// A p-value with two significant digits (`0.012`, `3.1e-9`).
+/// A p-value: two decimals from 0.1 up (`1.00`, `0.25`), two significant digits below
+/// (`0.012`), scientific under 0.001 (`3.1e-9`).
 fn fmt_p(p: f64) -> String {
-    if p >= 0.001 {
+    if p >= 0.1 {
+        format!("{p:.2}")
+    } else if p >= 0.001 {
         let digits = (1 - p.log10().floor() as i32).max(0) as usize;
         format!("{p:.digits$}")
     } else {
@@ -659,7 +662,9 @@ mod tests {
             "; McNemar exact p per seed: 0.012, 0.50"
         );
         assert_eq!(fmt_p(3.1e-9), "3.1e-9");
-        assert_eq!(fmt_p(1.0), "1.0");
+        assert_eq!(fmt_p(1.0), "1.00");
+        assert_eq!(fmt_p(0.99996), "1.00");
+        assert_eq!(fmt_p(0.0123), "0.012");
     }
 
     #[test]
