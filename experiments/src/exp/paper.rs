@@ -555,6 +555,25 @@ impl View<'_> {
     }
 
     fn analogy(&self) -> anyhow::Result<()> {
+        // The headline on the terminal: total accuracy per representation, seed means.
+        println!(
+            "{:<44} {:>8} {:>8}  (Google analogies, all sections; seed means; best layers by \
+             seed mean on all questions, REPORT.md chooses them on a dev half)",
+            "representation", "3CosAdd", "3CosMul"
+        );
+        for (m, r, l) in self.side_by_side(ANALOGY, "3CosAdd") {
+            let get = |metric: &str| {
+                self.table
+                    .get(&m, &r, l, ANALOGY, metric)
+                    .map_or("-".to_string(), |s| format!("{:.4}", s.mean))
+            };
+            println!(
+                "{:<44} {:>8} {:>8}",
+                Self::rep_label(&m, &r, l),
+                get("3CosAdd"),
+                get("3CosMul")
+            );
+        }
         for metric in ["3CosAdd", "3CosMul"] {
             let parts = ["total", "semantic", "syntactic"];
             let series: Vec<Series> = self
