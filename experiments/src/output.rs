@@ -66,6 +66,23 @@ impl TidyRow {
             backend: None,
         }
     }
+
+    /// One row per `(metric, value)`: copies of this template with `benchmark` and the sample
+    /// size `n` set.
+    pub fn measures<'a>(
+        &'a self,
+        benchmark: &'a str,
+        n: usize,
+        values: &'a [(&'a str, f64)],
+    ) -> impl Iterator<Item = TidyRow> + 'a {
+        values.iter().map(move |&(metric, value)| TidyRow {
+            benchmark: benchmark.into(),
+            metric: metric.into(),
+            value,
+            n,
+            ..self.clone()
+        })
+    }
 }
 
 /// One representation's outcome on every item of one benchmark (questions or word pairs, in
@@ -177,6 +194,21 @@ pub fn read_items(path: &Path) -> anyhow::Result<Vec<ItemRow>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn measures_copy_the_template_once_per_metric() {
+        let t = TidyRow {
+            layer: Some(2),
+            oov: 3,
+            ..TidyRow::template("x", "m", "contextual")
+        };
+        let rows: Vec<TidyRow> = t.measures("b", 7, &[("a", 1.0), ("c", 2.0)]).collect();
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[1].metric.as_str(), rows[1].value), ("c", 2.0));
+        assert!(rows
+            .iter()
+            .all(|r| r.benchmark == "b" && r.n == 7 && r.oov == 3 && r.layer == Some(2)));
+    }
 
     #[test]
     fn items_survive_a_round_trip_through_a_gzip_file() {

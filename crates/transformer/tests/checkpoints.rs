@@ -82,6 +82,22 @@ fn curve(c: &[CurvePoint]) -> Vec<(usize, String, u64)> {
         .collect()
 }
 
+/// Run control that stops (with a checkpoint) after step `k`.
+fn stop_after(k: usize) -> RunControl {
+    RunControl {
+        stop_at: Some(k),
+        ..Default::default()
+    }
+}
+
+/// Run control that continues from the checkpoint.
+fn resuming() -> RunControl {
+    RunControl {
+        resume: true,
+        ..Default::default()
+    }
+}
+
 #[test]
 fn resume_is_exact_wherever_the_run_stopped_with_and_without_dropout() {
     let _serial = serial();
@@ -106,23 +122,9 @@ fn resume_is_exact_wherever_the_run_stopped_with_and_without_dropout() {
             assert_eq!(straight.curve.len(), 8, "rows at 3, 6, 9, 10");
             for stop in [1, 4, 8] {
                 let dir = tempfile::tempdir().unwrap();
-                let first = RunControl {
-                    stop_at: Some(stop),
-                    ..Default::default()
-                };
+                let first = stop_after(stop);
                 train(&cfg, &tc, &data, &device, dir.path(), first).unwrap();
-                let resumed = train(
-                    &cfg,
-                    &tc,
-                    &data,
-                    &device,
-                    dir.path(),
-                    RunControl {
-                        resume: true,
-                        ..Default::default()
-                    },
-                )
-                .unwrap();
+                let resumed = train(&cfg, &tc, &data, &device, dir.path(), resuming()).unwrap();
                 let what = format!("{backend}, dropout {dropout}, stopped after step {stop}");
                 assert_eq!(resumed.resumed_from, stop, "{what}");
                 assert_eq!(curve(&resumed.curve), curve(&straight.curve), "{what}");
@@ -141,10 +143,7 @@ fn checkpoints_from_before_the_mixing_key_still_resume_and_a_changed_mixing_is_r
     let cfg = model(corpus.vocab.len_with_specials(), 0.0);
     let tc = training(4);
     let dir = tempfile::tempdir().unwrap();
-    let stop = RunControl {
-        stop_at: Some(2),
-        ..Default::default()
-    };
+    let stop = stop_after(2);
     train(&cfg, &tc, &data, &device, dir.path(), stop).unwrap();
     // The record of a default-mixing model has no `mixing` key: byte for byte what a checkpoint
     // written before the key existed holds.
@@ -153,10 +152,7 @@ fn checkpoints_from_before_the_mixing_key_still_resume_and_a_changed_mixing_is_r
         state.contains("\"qkv\"") && !state.contains("mixing"),
         "{state}"
     );
-    let resume = RunControl {
-        resume: true,
-        ..Default::default()
-    };
+    let resume = resuming();
     let resumed = train(&cfg, &tc, &data, &device, dir.path(), resume).unwrap();
     assert_eq!(resumed.resumed_from, 2);
     // The same run directory asked to continue as the no-attention control: refused.
@@ -196,10 +192,7 @@ fn a_run_stops_on_its_plateau_and_a_resume_stops_there_too() {
     );
     assert!(finished(&run.curve, &tc));
     // Resuming a run that stopped on its plateau trains nothing more.
-    let resume = RunControl {
-        resume: true,
-        ..Default::default()
-    };
+    let resume = resuming();
     let again = train(&cfg, &tc, &data, &device, dir.path(), resume).unwrap();
     assert_eq!(
         (again.resumed_from, again.curve.len()),
@@ -208,10 +201,7 @@ fn a_run_stops_on_its_plateau_and_a_resume_stops_there_too() {
     assert_eq!(weights(&again.model), weights(&run.model));
     // Cut short before the plateau, a resumed run stops at the same step with the same weights.
     let dir = tempfile::tempdir().unwrap();
-    let stop = RunControl {
-        stop_at: Some(4),
-        ..Default::default()
-    };
+    let stop = stop_after(4);
     train(&cfg, &tc, &data, &device, dir.path(), stop).unwrap();
     let resumed = train(&cfg, &tc, &data, &device, dir.path(), resume).unwrap();
     assert_eq!(curve(&resumed.curve), curve(&run.curve));
@@ -254,10 +244,7 @@ fn non_finite_weights_are_never_saved_and_the_last_good_checkpoint_stays() {
     };
     let dir = tempfile::tempdir().unwrap();
     let ckpt = dir.path().join("checkpoint");
-    let stopped = RunControl {
-        stop_at: Some(2),
-        ..Default::default()
-    };
+    let stopped = stop_after(2);
     let out = train(&cfg, &tc, &data, &device, dir.path(), stopped).unwrap();
     assert_eq!(checkpoint::step(&ckpt), Some(2));
     // The same model with one NaN, saved as if it were step 3: refused, naming the parameter.
@@ -295,18 +282,7 @@ fn non_finite_weights_are_never_saved_and_the_last_good_checkpoint_stays() {
         "the good checkpoint was replaced"
     );
     // And the run continues from it.
-    let resumed = train(
-        &cfg,
-        &tc,
-        &data,
-        &device,
-        dir.path(),
-        RunControl {
-            resume: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let resumed = train(&cfg, &tc, &data, &device, dir.path(), resuming()).unwrap();
     assert_eq!(resumed.resumed_from, 2);
 
     // End to end: an lr so large that the first update leaves infinities in the weights while
@@ -353,19 +329,12 @@ fn a_crash_between_the_two_renames_is_recovered_from() {
     let device = Device::flex();
     let cfg = model(corpus.vocab.len_with_specials(), 0.0);
     let tc = training(10);
-    let stop = |k| RunControl {
-        stop_at: Some(k),
-        ..Default::default()
-    };
-    let resume = RunControl {
-        resume: true,
-        ..Default::default()
-    };
+    let resume = resuming();
     // Checkpoints of the same run at steps 4 and 6.
     let at4 = tempfile::tempdir().unwrap();
-    train(&cfg, &tc, &data, &device, at4.path(), stop(4)).unwrap();
+    train(&cfg, &tc, &data, &device, at4.path(), stop_after(4)).unwrap();
     let at6 = tempfile::tempdir().unwrap();
-    train(&cfg, &tc, &data, &device, at6.path(), stop(6)).unwrap();
+    train(&cfg, &tc, &data, &device, at6.path(), stop_after(6)).unwrap();
     let straight = train(
         &cfg,
         &tc,

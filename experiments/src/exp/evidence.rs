@@ -24,7 +24,7 @@ use analysis::inference::{
 };
 
 use super::eval::Benchmarks;
-use crate::output::{self, decode_cosines, decode_outcomes, ItemRow};
+use crate::output::{self, decode_cosines, decode_outcomes, ItemRow, TidyRow};
 
 /// Resamples per interval: the 2.5% and 97.5% quantiles of 2,000 draws move by about 1% of
 /// the interval's width between runs; every interval is seeded, so a report is reproducible.
@@ -44,17 +44,22 @@ pub enum Half {
 /// Whether item `i` of `benchmark` is a dev item (`true`) or a test item: a fair coin from
 /// SplitMix64 seeded by the benchmark's name and the item's index.
 pub fn half_of(benchmark: &str, i: usize) -> Half {
-    // FNV-1a of the name: stable across platforms and Rust versions, unlike `DefaultHasher`.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in benchmark.bytes() {
-        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = fnv1a(benchmark);
     let mut rng = SplitMix64::new(h ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     if rng.next_u64() >> 63 == 0 {
         Half::Dev
     } else {
         Half::Test
     }
+}
+
+/// FNV-1a of `text`: a seed stable across platforms and Rust versions, unlike `DefaultHasher`.
+fn fnv1a(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
 }
 
 fn in_half(benchmark: &str, i: usize, half: Half) -> bool {
@@ -390,12 +395,25 @@ impl Data {
 /// A seed for one interval's resamples, from what it compares (so intervals do not share
 /// draws by accident, and the same comparison always gets the same draws).
 fn stream(a: &Rep, b: Option<&Rep>, benchmark: &str, half: Half) -> u64 {
-    let text = format!("{a:?}|{b:?}|{benchmark}|{half:?}");
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in text.bytes() {
-        h = (h ^ byte as u64).wrapping_mul(0x0100_0000_01b3);
-    }
-    h
+    fnv1a(&format!("{a:?}|{b:?}|{benchmark}|{half:?}"))
+}
+
+/// One measurement's per-seed values in tidy `rows` (seed order): what a Welch interval over
+/// seeds is computed from.
+pub fn per_seed(rows: &[TidyRow], rep: &Rep, benchmark: &str, metric: &str) -> Vec<f64> {
+    let mut v: Vec<(u64, f64)> = rows
+        .iter()
+        .filter(|r| {
+            r.model == rep.model
+                && r.representation == rep.representation
+                && r.layer == rep.layer
+                && r.benchmark == benchmark
+                && r.metric == metric
+        })
+        .map(|r| (r.seed.unwrap_or(0), r.value))
+        .collect();
+    v.sort_by_key(|x| x.0);
+    v.into_iter().map(|x| x.1).collect()
 }
 
 /// Two-sided 97.5% quantiles of Student's t for 1..=30 degrees of freedom (then 1.96).

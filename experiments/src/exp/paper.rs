@@ -792,15 +792,9 @@ impl View<'_> {
         let variants = [ModelId::Mlm, ModelId::SharedQk, ModelId::SharedQkv];
         // Each tying's held-out loss as a difference from the untied model's, with its 95%
         // Welch interval over seeds: the gaps are hundredths of a nat, invisible on bars from 0.
-        let losses = |v: ModelId| -> Vec<f64> {
-            let mut l: Vec<(u64, f64)> = self
-                .rows
-                .iter()
-                .filter(|r| r.model == v.name() && r.metric == "heldout_loss")
-                .map(|r| (r.seed.unwrap_or(0), r.value))
-                .collect();
-            l.sort_by_key(|x| x.0);
-            l.into_iter().map(|x| x.1).collect()
+        let losses = |v: ModelId| {
+            let rep = super::evidence::Rep::new(v.name(), "training", None);
+            super::evidence::per_seed(self.rows, &rep, "training", "heldout_loss")
         };
         let untied = losses(ModelId::Mlm);
         let tied = [ModelId::SharedQk, ModelId::SharedQkv];

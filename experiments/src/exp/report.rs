@@ -12,7 +12,7 @@ use anyhow::Context;
 use analysis::inference::Interval;
 
 use super::eval::Benchmarks;
-use super::evidence::{seed_difference, seed_mean, Evidence, Half, Rep};
+use super::evidence::{per_seed, seed_difference, seed_mean, Evidence, Half, Rep};
 use super::paper::{is_small_set, name, Summary, Table, PAPER};
 use super::study::ModelId;
 use crate::output::TidyRow;
@@ -93,9 +93,9 @@ impl Sources {
                 None
             };
             tables.push((exp, table));
-            let per_seed = dir.join(format!("{}.csv", name(exp)));
-            if per_seed.exists() {
-                rows.push((exp, output::read_csv::<TidyRow>(&per_seed)?));
+            let seeds_csv = dir.join(format!("{}.csv", name(exp)));
+            if seeds_csv.exists() {
+                rows.push((exp, output::read_csv::<TidyRow>(&seeds_csv)?));
             }
         }
         let evidence = Some(Evidence::load(out, &Benchmarks::load(&[])?)?);
@@ -116,22 +116,10 @@ impl Sources {
 
     /// Per-seed values of one measurement, in seed order.
     fn values(&self, exp: Experiment, rep: &Rep, benchmark: &str, metric: &str) -> Vec<f64> {
-        let mut v: Vec<(u64, f64)> = self
-            .rows
+        self.rows
             .iter()
-            .filter(|(e, _)| *e == exp)
-            .flat_map(|(_, r)| r.iter())
-            .filter(|r| {
-                r.model == rep.model
-                    && r.representation == rep.representation
-                    && r.layer == rep.layer
-                    && r.benchmark == benchmark
-                    && r.metric == metric
-            })
-            .map(|r| (r.seed.unwrap_or(0), r.value))
-            .collect();
-        v.sort_by_key(|x| x.0);
-        v.into_iter().map(|x| x.1).collect()
+            .find(|(e, _)| *e == exp)
+            .map_or_else(Vec::new, |(_, rows)| per_seed(rows, rep, benchmark, metric))
     }
 }
 

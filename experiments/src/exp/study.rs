@@ -439,6 +439,7 @@ impl Study {
         let mut lines = Vec::new();
         let mut total = 0.0;
         let mut untimed = 0;
+        let kept = self.kept_speeds();
         for &id in ids {
             for &seed in &self.cfg.seeds {
                 if self.is_measured(id, seed) || id == ModelId::Untrained {
@@ -465,7 +466,7 @@ impl Study {
                 let left = training.steps - done;
                 let tokens = (left * training.batch_size * training.seq_len) as f64;
                 let label = self.run_label(id, seed);
-                match self.measured_speed(&label) {
+                match median_speed(&kept, &label) {
                     Some(speed) => {
                         let secs = tokens / speed;
                         total += secs;
@@ -527,33 +528,24 @@ impl Study {
             .to_string()
     }
 
-    /// Median training tokens/s over the kept curves of runs labelled `label` (any label when
-    /// none is).
-    fn measured_speed(&self, label: &str) -> Option<f64> {
+    /// Training tokens/s of every kept curve, by measurement directory name: read once per
+    /// [`Study::announce`], whatever the number of models it plans.
+    fn kept_speeds(&self) -> Vec<(String, Vec<f64>)> {
         let dir = self.out.join("measurements");
-        let mut by_label = Vec::new();
-        let mut any = Vec::new();
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Ok(curve) = output::read_csv::<CurvePoint>(&entry.path().join("curve.csv")) else {
-                continue;
-            };
-            let speeds = curve
-                .iter()
-                .filter(|p| p.split == "train" && p.tokens_per_second > 0.0)
-                .map(|p| p.tokens_per_second);
-            if name.starts_with(&format!("{label}-seed")) {
-                by_label.extend(speeds);
-            } else {
-                any.extend(speeds);
-            }
-        }
-        let mut v = if by_label.is_empty() { any } else { by_label };
-        if v.is_empty() {
-            return None;
-        }
-        v.sort_by(f64::total_cmp);
-        Some(v[v.len() / 2])
+        std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| {
+                let curve = output::read_csv::<CurvePoint>(&entry.path().join("curve.csv")).ok()?;
+                let speeds = curve
+                    .iter()
+                    .filter(|p| p.split == "train" && p.tokens_per_second > 0.0)
+                    .map(|p| p.tokens_per_second)
+                    .collect();
+                Some((entry.file_name().to_string_lossy().into_owned(), speeds))
+            })
+            .collect()
     }
 
     /// "Are W_Q, W_K, W_V the embedding?": the embedding matrix seen through each layer-1 head's
@@ -587,18 +579,14 @@ impl Study {
                 let (x, y) = (&e.data()[..n_cka * d], &table.data()[..n_cka * layer.d_k]);
                 let cka = linear_cka_wide(x, d, y, layer.d_k, n_cka);
                 let null = linear_cka_wide_null(x, d, y, layer.d_k, n_cka, 10, seed);
-                for (metric, value) in [
-                    ("cka_with_embedding", cka),
-                    ("cka_with_embedding_null", null),
-                ] {
-                    rows.push(TidyRow {
-                        benchmark: "geometry".into(),
-                        metric: metric.into(),
-                        value,
-                        n: n_cka,
-                        ..template.clone()
-                    });
-                }
+                rows.extend(template.measures(
+                    "geometry",
+                    n_cka,
+                    &[
+                        ("cka_with_embedding", cka),
+                        ("cka_with_embedding_null", null),
+                    ],
+                ));
             }
         }
         rows
@@ -699,28 +687,27 @@ impl Study {
         let (mut rows, items) =
             evaluate_table_items(table, &self.benchmarks, &self.cfg.eval, template);
         let c = collocation_score(table, &self.pairs);
-        for (metric, value) in [
-            ("collocated_cosine", c.collocated),
-            ("shuffled_cosine", c.shuffled),
-            ("gap", c.gap),
-            ("matched_cosine", c.matched),
-            ("shared_context_cosine", c.shared_context),
-            ("shared_matched_cosine", c.shared_matched),
-            // Collocated and shared-context pairs against their own matched controls, as
-            // z-scores against permutation nulls.
-            ("z_collocated", c.z_collocated),
-            ("z_shared_context", c.z_shared_context),
-            ("excluded_pairs", self.pairs.excluded as f64),
-        ] {
-            rows.push(TidyRow {
-                benchmark: "collocation".into(),
-                metric: metric.into(),
-                value,
-                n: c.pairs,
-                oov: self.pairs.pairs.len() - c.pairs,
-                ..template.clone()
-            });
-        }
+        let collocation = TidyRow {
+            oov: self.pairs.pairs.len() - c.pairs,
+            ..template.clone()
+        };
+        rows.extend(collocation.measures(
+            "collocation",
+            c.pairs,
+            &[
+                ("collocated_cosine", c.collocated),
+                ("shuffled_cosine", c.shuffled),
+                ("gap", c.gap),
+                ("matched_cosine", c.matched),
+                ("shared_context_cosine", c.shared_context),
+                ("shared_matched_cosine", c.shared_matched),
+                // Collocated and shared-context pairs against their own matched controls, as
+                // z-scores against permutation nulls.
+                ("z_collocated", c.z_collocated),
+                ("z_shared_context", c.z_shared_context),
+                ("excluded_pairs", self.pairs.excluded as f64),
+            ],
+        ));
         (rows, items)
     }
 
@@ -797,20 +784,16 @@ impl Study {
             scored(self.score_table(table, &t("aggregated", Some(l))));
         }
         let seen = agg.occurrences.iter().filter(|&&c| c > 0).count();
-        for (metric, value) in [
-            ("max_occurrences", agg.max_occurrences as f64),
-            ("words_at_max", agg.words_at_max() as f64),
-            ("words_below_5", agg.words_below(5) as f64),
-            ("words_seen", seen as f64),
-        ] {
-            rows.push(TidyRow {
-                benchmark: "pooling".into(),
-                metric: metric.into(),
-                value,
-                n: self.words.len(),
-                ..t("aggregated", None)
-            });
-        }
+        rows.extend(t("aggregated", None).measures(
+            "pooling",
+            self.words.len(),
+            &[
+                ("max_occurrences", agg.max_occurrences as f64),
+                ("words_at_max", agg.words_at_max() as f64),
+                ("words_below_5", agg.words_below(5) as f64),
+                ("words_seen", seen as f64),
+            ],
+        ));
 
         let c = &self.cfg.contextuality;
         let top = self.words.len().min(c.top) as u32;
@@ -831,29 +814,25 @@ impl Study {
             &self.device,
         );
         for layer in &ctx {
-            for (metric, value) in [
-                ("self_similarity", layer.self_similarity),
-                ("intra_sentence", layer.intra_sentence),
-                ("intra_sentence_null", layer.intra_sentence_null),
-                // intra - null; not "intra_sentence_adjusted", which in rows before scores
-                // version 2 meant intra - anisotropy.
-                ("intra_sentence_excess", layer.intra_sentence_excess),
-                ("anisotropy", layer.anisotropy),
-                // Centred PCA over words with 5+ contexts; version-1 rows named
-                // "max_explainable_variance" were uncentred over words with 2+.
-                ("mev_centred", layer.max_explainable_variance),
-                ("mev_centred_null", layer.max_explainable_variance_null),
-                ("mev_centred_excess", layer.max_explainable_variance_excess),
-                ("self_similarity_adjusted", layer.self_similarity_adjusted),
-            ] {
-                rows.push(TidyRow {
-                    benchmark: "contextuality".into(),
-                    metric: metric.into(),
-                    value,
-                    n: layer.words,
-                    ..t("contextual", Some(layer.layer))
-                });
-            }
+            rows.extend(t("contextual", Some(layer.layer)).measures(
+                "contextuality",
+                layer.words,
+                &[
+                    ("self_similarity", layer.self_similarity),
+                    ("intra_sentence", layer.intra_sentence),
+                    ("intra_sentence_null", layer.intra_sentence_null),
+                    // intra - null; not "intra_sentence_adjusted", which in rows before scores
+                    // version 2 meant intra - anisotropy.
+                    ("intra_sentence_excess", layer.intra_sentence_excess),
+                    ("anisotropy", layer.anisotropy),
+                    // Centred PCA over words with 5+ contexts; version-1 rows named
+                    // "max_explainable_variance" were uncentred over words with 2+.
+                    ("mev_centred", layer.max_explainable_variance),
+                    ("mev_centred_null", layer.max_explainable_variance_null),
+                    ("mev_centred_excess", layer.max_explainable_variance_excess),
+                    ("self_similarity_adjusted", layer.self_similarity_adjusted),
+                ],
+            ));
         }
 
         // W_Q/W_K/W_V geometry, trained and at initialisation (same seed, same draw).
@@ -871,26 +850,22 @@ impl Study {
         ];
         for (state, heads) in geometries {
             for g in heads {
-                for (metric, value) in [
-                    ("cos_q_k", g.cos_q_k),
-                    ("cos_q_v", g.cos_q_v),
-                    ("cos_k_v", g.cos_k_v),
-                    ("cka_q_k", g.cka_q_k),
-                    ("cka_q_v", g.cka_q_v),
-                    ("cka_k_v", g.cka_k_v),
-                    ("cka_q_k_null", g.cka_q_k_null),
-                    ("cka_q_v_null", g.cka_q_v_null),
-                    ("cka_k_v_null", g.cka_k_v_null),
-                    ("qk_symmetric_share", g.qk_symmetric_share),
-                ] {
-                    rows.push(TidyRow {
-                        benchmark: format!("head-{}", g.head),
-                        metric: metric.into(),
-                        value,
-                        n: 1,
-                        ..t(state, Some(g.layer))
-                    });
-                }
+                rows.extend(t(state, Some(g.layer)).measures(
+                    &format!("head-{}", g.head),
+                    1,
+                    &[
+                        ("cos_q_k", g.cos_q_k),
+                        ("cos_q_v", g.cos_q_v),
+                        ("cos_k_v", g.cos_k_v),
+                        ("cka_q_k", g.cka_q_k),
+                        ("cka_q_v", g.cka_q_v),
+                        ("cka_k_v", g.cka_k_v),
+                        ("cka_q_k_null", g.cka_q_k_null),
+                        ("cka_q_v_null", g.cka_q_v_null),
+                        ("cka_k_v_null", g.cka_k_v_null),
+                        ("qk_symmetric_share", g.qk_symmetric_share),
+                    ],
+                ));
             }
         }
 
@@ -908,22 +883,18 @@ impl Study {
             &self.device,
         );
         for a in acts {
-            for (metric, value) in [
-                ("cka_q_k", a.cka_q_k),
-                ("cka_q_v", a.cka_q_v),
-                ("cka_k_v", a.cka_k_v),
-                ("cka_q_k_null", a.cka_q_k_null),
-                ("cka_q_v_null", a.cka_q_v_null),
-                ("cka_k_v_null", a.cka_k_v_null),
-            ] {
-                rows.push(TidyRow {
-                    benchmark: "all-heads".into(),
-                    metric: metric.into(),
-                    value,
-                    n: a.tokens,
-                    ..t("attention-activations", Some(a.layer))
-                });
-            }
+            rows.extend(t("attention-activations", Some(a.layer)).measures(
+                "all-heads",
+                a.tokens,
+                &[
+                    ("cka_q_k", a.cka_q_k),
+                    ("cka_q_v", a.cka_q_v),
+                    ("cka_k_v", a.cka_k_v),
+                    ("cka_q_k_null", a.cka_q_k_null),
+                    ("cka_q_v_null", a.cka_q_v_null),
+                    ("cka_k_v_null", a.cka_k_v_null),
+                ],
+            ));
         }
 
         rows.extend(self.score_projected_embeddings(&model, &embedding, id, seed));
@@ -933,20 +904,36 @@ impl Study {
             .rev()
             .find(|p| p.split == "heldout")
             .map_or(f64::NAN, |p| p.loss);
-        for (metric, value) in [
-            ("heldout_loss", heldout),
-            ("unigram_entropy", data::unigram_entropy(&self.corpus)),
-        ] {
-            rows.push(TidyRow {
-                benchmark: "training".into(),
-                metric: metric.into(),
-                value,
-                n: training.steps,
-                ..t("training", None)
-            });
-        }
+        rows.extend(t("training", None).measures(
+            "training",
+            training.steps,
+            &[
+                ("heldout_loss", heldout),
+                ("unigram_entropy", data::unigram_entropy(&self.corpus)),
+            ],
+        ));
         Ok((rows, items))
     }
+}
+
+/// Median training tokens/s over the kept curves of runs labelled `label` (any label when none
+/// is).
+fn median_speed(kept: &[(String, Vec<f64>)], label: &str) -> Option<f64> {
+    let prefix = format!("{label}-seed");
+    let (mut by_label, mut any) = (Vec::new(), Vec::new());
+    for (name, speeds) in kept {
+        if name.starts_with(&prefix) {
+            by_label.extend_from_slice(speeds);
+        } else {
+            any.extend_from_slice(speeds);
+        }
+    }
+    let mut v = if by_label.is_empty() { any } else { by_label };
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
 }
 
 /// The loss curve a complete or partial run left in its checkpoint, if any.
