@@ -29,6 +29,13 @@ pub struct Word2VecConfig {
     /// The learning rate decays linearly to this over all epochs.
     pub min_alpha: f32,
     pub epochs: usize,
+    /// Stop after this many corpus tokens instead of `epochs` full passes (a matched budget: a
+    /// fraction of an epoch, or 2.5 epochs), the learning rate decaying to `min_alpha` over the
+    /// budget. Whole chunks are trained: the run ends with the chunk that reaches the budget, so
+    /// it reads at most one chunk more. At most `epochs` passes. Left out of the config's JSON
+    /// when absent, so the run hashes of configs written before it existed do not move.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
     pub threads: usize,
     pub seed: u64,
 }
@@ -44,6 +51,7 @@ impl Default for Word2VecConfig {
             alpha: None,
             min_alpha: 1e-4,
             epochs: 5,
+            max_tokens: None,
             threads: 2,
             seed: 1,
         }
@@ -78,6 +86,9 @@ impl Word2VecConfig {
         }
         if self.epochs == 0 {
             return err("epochs must be at least 1".into());
+        }
+        if self.max_tokens == Some(0) {
+            return err("max_tokens must be at least 1 (leave it out for full epochs)".into());
         }
         if self.threads == 0 {
             return err("threads must be at least 1".into());
@@ -141,6 +152,13 @@ mod tests {
                     ..ok.clone()
                 },
                 "epochs",
+            ),
+            (
+                Word2VecConfig {
+                    max_tokens: Some(0),
+                    ..ok.clone()
+                },
+                "max_tokens",
             ),
             (
                 Word2VecConfig {

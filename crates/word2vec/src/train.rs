@@ -96,13 +96,13 @@ pub fn train(
 
     let n_chunks = enc.n_chunks();
     let per_epoch = enc.n_tokens() as u64;
-    let total = per_epoch * config.epochs as u64;
-    let n_jobs = n_chunks * config.epochs;
+    // Raw words read before a job starts; the schedule decays over the words of the jobs run.
+    let before =
+        |job: usize| (job / n_chunks) as u64 * per_epoch + enc.bounds[job % n_chunks] as u64;
+    let (n_jobs, total) = job_budget(config, n_chunks, per_epoch, &before)?;
     let a0 = config.start_alpha();
-    let alpha_of = |job: usize| {
-        let before = (job / n_chunks) as u64 * per_epoch + enc.bounds[job % n_chunks] as u64;
-        a0 - (a0 - config.min_alpha) * (before as f64 / total as f64) as f32
-    };
+    let alpha_of =
+        |job: usize| a0 - (a0 - config.min_alpha) * (before(job) as f64 / total as f64) as f32;
 
     let next_job = AtomicUsize::new(0);
     let words_done = AtomicU64::new(0);
@@ -195,11 +195,13 @@ pub fn train(
     let u = usage::now();
     let cpu = u.cpu_seconds - cpu0;
     let stats = epoch_stats.into_inner().unwrap();
-    let (last_loss, last_n, _) = stats[config.epochs - 1];
+    // The last epoch the budget reached (all of them without `max_tokens`).
+    let epochs_run = n_jobs.div_ceil(n_chunks);
+    let (last_loss, last_n, _) = stats[epochs_run - 1];
     let report = TrainReport {
         architecture: config.architecture,
         dim,
-        epochs: config.epochs,
+        epochs: epochs_run,
         threads: config.threads,
         raw_words: total,
         trained_words: stats.iter().map(|s| s.2).sum(),
@@ -214,6 +216,35 @@ pub fn train(
         vectors: WordVectors::new(corpus.vocab.words().to_vec(), dim, input),
         report,
     })
+}
+
+/// The jobs a run trains and the raw words they read (the learning rate's horizon): every
+/// (epoch, chunk) job, or with `max_tokens` the jobs up to the one that reaches the budget.
+/// `before(job)` is the raw words read before `job` starts.
+fn job_budget(
+    config: &Word2VecConfig,
+    n_chunks: usize,
+    per_epoch: u64,
+    before: &dyn Fn(usize) -> u64,
+) -> Result<(usize, u64), ConfigError> {
+    let all = n_chunks * config.epochs;
+    let Some(budget) = config.max_tokens else {
+        return Ok((all, per_epoch * config.epochs as u64));
+    };
+    if budget > per_epoch * config.epochs as u64 {
+        return Err(ConfigError(format!(
+            "max_tokens {budget} is more than {} epochs of this corpus ({per_epoch} tokens each): raise epochs",
+            config.epochs
+        )));
+    }
+    // The first job whose start is at or past the budget is not run.
+    let n_jobs = (0..all).find(|&job| before(job) >= budget).unwrap_or(all);
+    let total = if n_jobs == all {
+        per_epoch * config.epochs as u64
+    } else {
+        before(n_jobs)
+    };
+    Ok((n_jobs, total))
 }
 
 fn progress_bar(show: bool, total: u64, config: &Word2VecConfig) -> indicatif::ProgressBar {

@@ -156,3 +156,69 @@ fn more_threads_than_chunks_is_refused() {
     .unwrap();
     assert!(err.to_string().contains("only 3 chunks"), "{err}");
 }
+
+/// A token budget trains the same jobs as the full passes it covers, with the learning rate
+/// decaying over the budget: a budget of exactly two epochs under `epochs = 5` is the
+/// two-epoch run bit for bit, and a budget inside a chunk runs through the end of that chunk.
+#[test]
+fn a_token_budget_is_a_matched_run_of_that_many_tokens() {
+    let corpus = planted_corpus(300);
+    let per_epoch = corpus.encoded.n_tokens() as u64;
+    let bounds = &corpus.encoded.bounds;
+    assert!(corpus.encoded.n_chunks() >= 3, "{bounds:?}");
+    let bits = |v: &WordVectors| v.data().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let two = train(
+        &corpus,
+        &Word2VecConfig {
+            epochs: 2,
+            ..small(Architecture::Sg)
+        },
+        false,
+    )
+    .unwrap();
+    let budget = train(
+        &corpus,
+        &Word2VecConfig {
+            max_tokens: Some(2 * per_epoch),
+            ..small(Architecture::Sg)
+        },
+        false,
+    )
+    .unwrap();
+    assert_eq!(bits(&two.vectors), bits(&budget.vectors));
+    assert_eq!(budget.report.raw_words, 2 * per_epoch);
+    assert_eq!(budget.report.epochs, 2);
+
+    // One token into the second chunk: the first two chunks are read, nothing more.
+    let partial = train(
+        &corpus,
+        &Word2VecConfig {
+            max_tokens: Some(bounds[1] as u64 + 1),
+            ..small(Architecture::Sg)
+        },
+        false,
+    )
+    .unwrap();
+    assert_eq!(partial.report.raw_words, bounds[2] as u64);
+    assert_eq!(partial.report.epochs, 1);
+    assert!(partial.report.final_loss.is_finite());
+    // Less training separates the planted classes less.
+    assert!(class_gap(&partial.vectors) < class_gap(&budget.vectors));
+
+    let too_much = train(
+        &corpus,
+        &Word2VecConfig {
+            max_tokens: Some(5 * per_epoch + 1),
+            ..small(Architecture::Sg)
+        },
+        false,
+    );
+    let message = too_much
+        .err()
+        .expect("a budget past epochs is refused")
+        .to_string();
+    assert!(
+        message.contains("max_tokens") && message.contains("raise epochs"),
+        "{message}"
+    );
+}
