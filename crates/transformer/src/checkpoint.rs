@@ -218,6 +218,52 @@ pub fn save(
     Ok(())
 }
 
+/// Where [`save_snapshot`] keeps the weights after `step`.
+pub fn snapshot_path(run_dir: &Path, step: usize) -> PathBuf {
+    run_dir.join("snapshots").join(format!("step-{step}.bpk"))
+}
+
+/// Keeps the model's weights after `step` (the `snapshot_steps` of a training config), written
+/// to a temporary file and renamed into place, so a snapshot on disk is always complete; like
+/// [`save`], refuses non-finite weights.
+pub fn save_snapshot(run_dir: &Path, model: &Transformer, step: usize) -> Result<(), TrainError> {
+    let path = snapshot_path(run_dir, step);
+    if let Some((param, value)) = first_non_finite(model) {
+        return Err(TrainError::NonFiniteWeights {
+            step,
+            param,
+            value,
+            checkpoint: self::step(&run_dir.join("checkpoint"))
+                .map_or("none".into(), |s| format!("step {s}")),
+        });
+    }
+    let dir = path.parent().expect("snapshots live in a directory");
+    std::fs::create_dir_all(dir).map_err(|e| err(dir, e))?;
+    let tmp = dir.join(format!("step-{step}.tmp.bpk"));
+    model.clone().save_file(&tmp).map_err(|e| err(&tmp, e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| err(&path, e))
+}
+
+/// The model kept by [`save_snapshot`] after `step`, in the architecture `model_cfg` describes
+/// (initialised on `device`, then overwritten by the snapshot's weights).
+pub fn load_snapshot(
+    run_dir: &Path,
+    step: usize,
+    model_cfg: &TransformerConfig,
+    device: &burn::tensor::Device,
+) -> Result<Transformer, TrainError> {
+    let path = snapshot_path(run_dir, step);
+    let record = burn::store::ModuleRecord::load(&path).map_err(|e| err(&path, e))?;
+    let model = model_cfg
+        .init(device)
+        .try_load_record(record)
+        .map_err(|e| err(&path, e))?;
+    if let Some((param, value)) = first_non_finite(&model) {
+        return Err(err(&path, format!("parameter {param} holds {value}")));
+    }
+    Ok(model)
+}
+
 pub(crate) struct Loaded {
     pub model: Transformer,
     pub optim: burn::optim::ModuleOptimizer,

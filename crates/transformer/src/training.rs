@@ -63,6 +63,13 @@ pub struct TrainingConfig {
     /// when absent, like `clm_target_fraction`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plateau: Option<Plateau>,
+    /// Steps after which the model's weights are also kept as
+    /// `run_dir/snapshots/step-<N>.bpk` ([`crate::checkpoint::load_snapshot`]), so that a study
+    /// can measure a run at several points of one learning-rate schedule (a shorter run would
+    /// decay its rate sooner and not be the same model). A run stopped on its plateau keeps
+    /// those before the stop. Left out of the JSON when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub snapshot_steps: Vec<usize>,
 }
 
 /// The plateau rule: at an evaluation, stop when the held-out loss is less than `min_gain` nats
@@ -117,6 +124,7 @@ impl Default for TrainingConfig {
             unigram_bias_init: true,
             clm_target_fraction: None,
             plateau: None,
+            snapshot_steps: Vec::new(),
         }
     }
 }
@@ -159,6 +167,16 @@ impl TrainingConfig {
                     rule.window, self.eval_every
                 ));
             }
+        }
+        if let Some(&bad) = self
+            .snapshot_steps
+            .iter()
+            .find(|&&s| s == 0 || s > self.steps)
+        {
+            return Err(format!(
+                "snapshot_steps must lie in 1..={} (steps), got {bad}",
+                self.steps
+            ));
         }
         if let Some(p) = self.clm_target_fraction {
             if self.objective != Objective::Clm {
@@ -503,6 +521,14 @@ pub fn train(
             }
         }
         report.step(done, loss, heldout_now, tps, lr);
+        if cfg.snapshot_steps.contains(&done) {
+            // Before the checkpoint: a run resumed from an earlier checkpoint replays this step
+            // and writes the same snapshot again.
+            if let Err(e) = checkpoint::save_snapshot(run_dir, &model, done) {
+                report.abandon();
+                return Err(e);
+            }
+        }
         if done % cfg.checkpoint_every == 0 || done == end {
             let pending = Pending {
                 loss_sum_bits: loss_sum.to_bits(),

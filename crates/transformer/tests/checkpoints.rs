@@ -134,6 +134,73 @@ fn resume_is_exact_wherever_the_run_stopped_with_and_without_dropout() {
     }
 }
 
+/// Snapshots are the run's own model at those steps: the same weights as a run stopped there
+/// (one learning-rate schedule), also when the run was interrupted between two of them; the
+/// last is the final model; a missing snapshot is an error naming its file.
+#[test]
+fn snapshots_keep_the_model_at_their_steps_across_a_resume() {
+    let _serial = serial();
+    let corpus = corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    let device = Device::flex();
+    let cfg = model(corpus.vocab.len_with_specials(), 0.0);
+    let tc = TrainingConfig {
+        snapshot_steps: vec![2, 5, 10],
+        ..training(10)
+    };
+    let straight_dir = tempfile::tempdir().unwrap();
+    let straight = train(
+        &cfg,
+        &tc,
+        &data,
+        &device,
+        straight_dir.path(),
+        RunControl::default(),
+    )
+    .unwrap();
+    let interrupted = tempfile::tempdir().unwrap();
+    train(&cfg, &tc, &data, &device, interrupted.path(), stop_after(4)).unwrap();
+    train(&cfg, &tc, &data, &device, interrupted.path(), resuming()).unwrap();
+    // The run without snapshots, stopped after step 5, is the model the snapshot at 5 must be.
+    let plain = tempfile::tempdir().unwrap();
+    let at5 = train(
+        &cfg,
+        &training(10),
+        &data,
+        &device,
+        plain.path(),
+        stop_after(5),
+    )
+    .unwrap();
+    let snap = |dir: &Path, step| checkpoint::load_snapshot(dir, step, &cfg, &device).unwrap();
+    assert_eq!(weights(&snap(straight_dir.path(), 5)), weights(&at5.model));
+    assert_eq!(
+        weights(&snap(straight_dir.path(), 10)),
+        weights(&straight.model)
+    );
+    assert_ne!(
+        weights(&snap(straight_dir.path(), 2)),
+        weights(&snap(straight_dir.path(), 5))
+    );
+    for step in [2, 5, 10] {
+        assert_eq!(
+            weights(&snap(interrupted.path(), step)),
+            weights(&snap(straight_dir.path(), step)),
+            "step {step}"
+        );
+    }
+    let files: Vec<String> = std::fs::read_dir(straight_dir.path().join("snapshots"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 3, "no temporary file left: {files:?}");
+    let missing = checkpoint::load_snapshot(straight_dir.path(), 3, &cfg, &device)
+        .err()
+        .expect("no snapshot at step 3")
+        .to_string();
+    assert!(missing.contains("step-3.bpk"), "{missing}");
+}
+
 #[test]
 fn checkpoints_from_before_the_mixing_key_still_resume_and_a_changed_mixing_is_refused() {
     let _serial = serial();
@@ -421,6 +488,20 @@ fn a_second_process_in_the_same_run_directory_is_refused() {
 fn configs_burn_cannot_take_are_refused_naming_the_key() {
     let base = training(10);
     let cases: Vec<(TrainingConfig, &str)> = vec![
+        (
+            TrainingConfig {
+                snapshot_steps: vec![3, 11],
+                ..base.clone()
+            },
+            "snapshot_steps must lie in 1..=10 (steps), got 11",
+        ),
+        (
+            TrainingConfig {
+                snapshot_steps: vec![0],
+                ..base.clone()
+            },
+            "snapshot_steps must lie in 1..=10 (steps), got 0",
+        ),
         (
             TrainingConfig {
                 warmup_steps: 10,
