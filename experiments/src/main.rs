@@ -53,6 +53,9 @@ pub enum Experiment {
     Objective,
     /// Paper: self-similarity, intra-sentence similarity and anisotropy per layer.
     Contextuality,
+    /// Followed through training: every variant trained to a plateau (fair budget) and measured
+    /// at log-spaced snapshots, word2vec on the same token counts (experiments/configs/dynamics.toml).
+    Dynamics,
     /// Every paper experiment (each model trained once), the backend comparison and the report.
     All,
     /// results/REPORT.md (and the README's findings) from the experiments' CSVs.
@@ -167,7 +170,8 @@ impl Experiment {
             ],
             BenchTransformer => &["out", "seed", "backend", "quick"],
             Backends => &["config", "corpus", "out", "seed", "backend", "quick"],
-            Analogy | Similarity | Layers | Qkv | Frozen | Objective | Contextuality | All => PAPER,
+            Analogy | Similarity | Layers | Qkv | Frozen | Objective | Contextuality | Dynamics
+            | All => PAPER,
             Report => &["out", "quick"],
             CheckOutputs => &["out"],
         }
@@ -243,6 +247,7 @@ fn main() -> ExitCode {
         | Experiment::Frozen
         | Experiment::Objective
         | Experiment::Contextuality => exp::paper::run(&args, args.exp),
+        Experiment::Dynamics => exp::dynamics::run(&args),
         Experiment::All => exp::paper::all(&args),
         Experiment::Report => exp::report::run(&args),
         Experiment::CheckOutputs => exp::paper::check_outputs(&args),

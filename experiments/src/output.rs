@@ -148,6 +148,11 @@ pub fn decode_cosines(text: &str) -> anyhow::Result<Vec<Option<f64>>> {
 
 /// Writes item rows as gzip-compressed CSV, atomically (the outcomes compress 5-10x).
 pub fn write_items(path: &Path, rows: &[ItemRow]) -> anyhow::Result<()> {
+    write_csv_gz(path, rows)
+}
+
+/// [`write_csv`], gzip-compressed (for the larger committed measurement files).
+pub fn write_csv_gz<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> {
     corpus::io::write_atomic(path, |w| {
         let gz = flate2::write::GzEncoder::new(w, flate2::Compression::default());
         let mut csv = csv::Writer::from_writer(gz);
@@ -162,16 +167,25 @@ pub fn write_items(path: &Path, rows: &[ItemRow]) -> anyhow::Result<()> {
     .with_context(|| format!("{}: cannot write", path.display()))
 }
 
-/// Reads [`write_items`]' files; errors name the file and line.
-pub fn read_items(path: &Path) -> anyhow::Result<Vec<ItemRow>> {
+/// Reads a CSV written by [`write_csv_gz`] (or plain); errors name the file and the line.
+pub fn read_csv_gz<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
     let text = corpus::read::read_text(path)?;
     let mut reader = csv::Reader::from_reader(text.as_bytes());
+    reader
+        .deserialize()
+        .map(|r| {
+            r.map_err(|e| {
+                let line = e.position().map_or(0, |p| p.line());
+                anyhow::anyhow!("{}:{line}: {e}", path.display())
+            })
+        })
+        .collect()
+}
+
+/// Reads [`write_items`]' files; errors name the file and line.
+pub fn read_items(path: &Path) -> anyhow::Result<Vec<ItemRow>> {
     let mut rows = Vec::new();
-    for r in reader.deserialize::<ItemRow>() {
-        let row = r.map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line());
-            anyhow::anyhow!("{}:{line}: {e}", path.display())
-        })?;
+    for row in read_csv_gz::<ItemRow>(path)? {
         let check = if row.kind == "cosine" {
             decode_cosines(&row.values).map(|_| ())
         } else {

@@ -31,8 +31,8 @@ fn register_font() {
 }
 
 fn colour(i: usize) -> RGBColor {
-    // Colour-blind-safe (Okabe-Ito).
-    const C: [RGBColor; 8] = [
+    // Colour-blind-safe (Okabe-Ito) first; then darker tones, so up to 12 series stay distinct.
+    const C: [RGBColor; 12] = [
         RGBColor(0, 114, 178),
         RGBColor(213, 94, 0),
         RGBColor(0, 158, 115),
@@ -41,6 +41,10 @@ fn colour(i: usize) -> RGBColor {
         RGBColor(86, 180, 233),
         RGBColor(0, 0, 0),
         RGBColor(240, 228, 66),
+        RGBColor(120, 120, 120),
+        RGBColor(136, 34, 85),
+        RGBColor(51, 34, 136),
+        RGBColor(153, 153, 51),
     ];
     C[i % C.len()]
 }
@@ -316,7 +320,9 @@ where
         if integer_x {
             format!("{x:.0}")
         } else {
-            format!("{x}")
+            // Three decimals at most: tick positions are sums of floats (2.4000000000000004).
+            let t = format!("{x:.3}");
+            t.trim_end_matches('0').trim_end_matches('.').to_string()
         }
     };
     chart

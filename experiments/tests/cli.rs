@@ -641,3 +641,161 @@ fn resume_says_what_it_continues_and_a_cpu_run_never_touches_vulkan() {
         "{text}"
     );
 }
+
+/// `--exp dynamics --quick`: the run's snapshots are its own model at those steps (the
+/// held-out loss measured on a snapshot is the loss the run logged at that step, and on the
+/// last step the final loss), word2vec is trained on each snapshot's token count, the
+/// untrained model sits at 0 tokens, and a second run measures nothing again.
+#[test]
+fn dynamics_quick_measures_snapshots_at_matched_token_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("dynamics.toml");
+    let base = manifest_dir().join("configs/dynamics.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "extends = {:?}\n[dynamics]\nmodels = [\"transformer-mlm\", \"transformer-untrained\", \"word2vec-sgns\"]\n",
+            base.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let args = [
+        "--exp",
+        "dynamics",
+        "--quick",
+        "--seed",
+        "1",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    // --quick: an epoch of 8 steps, 5 epochs, snapshots at 1/8 .. 5 epochs.
+    assert!(
+        text.contains("up to 40 steps")
+            && text.contains("snapshots at steps [1, 2, 4, 8, 16, 24, 32, 40]"),
+        "{text}"
+    );
+    let rows: Vec<csv::StringRecord> = csv::Reader::from_path(out.join("dynamics/dynamics.csv"))
+        .unwrap()
+        .records()
+        .map(|r| r.unwrap())
+        .collect();
+    let col = |name: &str| {
+        let h = csv::Reader::from_path(out.join("dynamics/dynamics.csv"))
+            .unwrap()
+            .headers()
+            .unwrap()
+            .clone();
+        h.iter().position(|c| c == name).unwrap()
+    };
+    let (model, step, tokens, metric, value) = (
+        col("model"),
+        col("step"),
+        col("tokens_seen"),
+        col("metric"),
+        col("value"),
+    );
+    // Corpus tokens per step under --quick: batch 8 x (32 - 2) words.
+    let per_step = 8 * 30;
+    let mlm_loss: Vec<(usize, f64)> = rows
+        .iter()
+        .filter(|r| &r[model] == "transformer-mlm" && &r[metric] == "heldout_loss")
+        .map(|r| (r[step].parse().unwrap(), r[value].parse().unwrap()))
+        .collect();
+    let last = mlm_loss.iter().map(|p| p.0).max().unwrap();
+    let expected: Vec<usize> = [1, 2, 4, 8, 16, 24, 32, 40]
+        .into_iter()
+        .filter(|&s| s < last)
+        .chain([last])
+        .collect();
+    assert_eq!(mlm_loss.iter().map(|p| p.0).collect::<Vec<_>>(), expected);
+    for r in rows.iter().filter(|r| &r[model] == "transformer-mlm") {
+        let s: u64 = r[step].parse().unwrap();
+        assert_eq!(r[tokens].parse::<u64>().unwrap(), s * per_step);
+    }
+    // The run's own curve: held-out rows every 2 steps (4 an epoch of 8).
+    let curve_dir = std::fs::read_dir(out.join("measurements"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("mlm-seed1-")
+        })
+        .unwrap();
+    let curve: Vec<csv::StringRecord> = csv::Reader::from_path(curve_dir.join("curve.csv"))
+        .unwrap()
+        .records()
+        .map(|r| r.unwrap())
+        .collect();
+    let logged = |s: usize| {
+        curve
+            .iter()
+            .find(|r| &r[1] == "heldout" && r[0].parse::<usize>().unwrap() == s)
+            .map(|r| r[2].parse::<f64>().unwrap())
+    };
+    let mut compared = 0;
+    for &(s, loss) in &mlm_loss {
+        if let Some(l) = logged(s) {
+            assert!(
+                (l - loss).abs() < 1e-9,
+                "step {s}: logged {l}, snapshot {loss}"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 3, "{mlm_loss:?}");
+    // word2vec at every snapshot's token count and at the full schedule's; untrained at 0.
+    let w2v: std::collections::BTreeSet<u64> = rows
+        .iter()
+        .filter(|r| &r[model] == "word2vec-sgns")
+        .map(|r| r[tokens].parse().unwrap())
+        .collect();
+    let budgets: Vec<u64> = [1, 2, 4, 8, 16, 24, 32, 40]
+        .iter()
+        .map(|s| s * per_step)
+        .collect();
+    assert_eq!(w2v.into_iter().collect::<Vec<_>>(), budgets);
+    assert!(rows
+        .iter()
+        .filter(|r| &r[model] == "transformer-untrained")
+        .all(|r| &r[tokens] == "0"));
+    for fig in [
+        "dynamics-ws353.svg",
+        "dynamics-heldout-loss.png",
+        "dynamics-analogy.svg",
+    ] {
+        assert!(out.join("dynamics").join(fig).is_file(), "{fig}");
+    }
+    let again = run(&args);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let text = stdout(&again);
+    assert!(
+        !text.contains("measuring") && !text.contains("training"),
+        "{text}"
+    );
+
+    // A model name the study does not know is refused, naming the key and the known names.
+    std::fs::write(
+        &cfg,
+        format!(
+            "extends = {:?}\n[dynamics]\nmodels = [\"transformer-mlmm\"]\n",
+            base.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let bad = run(&args);
+    assert!(!bad.status.success());
+    let err = stderr(&bad);
+    assert!(
+        err.contains("[dynamics] models: unknown model \"transformer-mlmm\"")
+            && err.contains("transformer-clm-matched"),
+        "{err}"
+    );
+}

@@ -2,6 +2,7 @@ pub mod backends;
 pub mod bench;
 pub mod bench_transformer;
 pub mod corpus_stats;
+pub mod dynamics;
 pub mod eval;
 pub mod evidence;
 pub mod paper;

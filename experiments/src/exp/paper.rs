@@ -199,7 +199,7 @@ pub fn name(exp: Experiment) -> &'static str {
     }
 }
 
-fn load_config(args: &Args, exp: &str) -> anyhow::Result<Config> {
+pub fn load_config(args: &Args, exp: &str) -> anyhow::Result<Config> {
     let (mut cfg, path) = config::load::<Config>(args, exp)?;
     if let Some(p) = &path {
         println!("config {}", p.display());

@@ -41,11 +41,12 @@ use burn::tensor::Device;
 use corpus::{Corpus, CorpusConfig};
 use transformer::backend::BackendKind;
 use transformer::data::{self, Objective, Sequences};
-use transformer::model::{ModelSettings, QkvTying};
+use transformer::model::{Mixing, ModelSettings, QkvTying};
 use transformer::training::{self, CurvePoint, RunControl, TrainingConfig};
 use transformer::{Transformer, TransformerConfig};
 use word2vec::{Architecture, Word2VecConfig, WordVectors};
 
+use super::dynamics::DynamicsConfig;
 use super::eval::{evaluate_table_items, Benchmarks, EvalConfig};
 use crate::output::{self, ItemRow, TidyRow};
 use crate::runs::{self, TransformerKey};
@@ -57,6 +58,9 @@ use crate::Args;
 /// 3 = per-item outcomes beside the rows (`items-<h>.csv.gz`), chance rows (`3CosAdd_chance`,
 /// `spearman_null_lo`/`_hi`) and the CKA of projected activations (`attention-activations`).
 const SCORES_VERSION: u32 = 3;
+
+/// The share of positions a matched-targets causal LM is trained on: a masked LM's 15%.
+pub const MATCHED_TARGETS: f64 = 0.15;
 
 /// Words (the most frequent) over which CKA between E and E W^h is computed: enough for a
 /// stable value, few enough that its permutation null costs seconds.
@@ -148,6 +152,10 @@ pub struct Config {
     pub collocation: CollocationConfig,
     pub sgns: Word2VecConfig,
     pub cbow: Word2VecConfig,
+    /// The fair-budget schedule of `--exp dynamics` ([`super::dynamics`]): when present, it
+    /// sets `training.steps`, the held-out evaluations, the plateau rule and the snapshots
+    /// from the corpus's epoch length.
+    pub dynamics: Option<DynamicsConfig>,
 }
 
 impl Default for Config {
@@ -166,6 +174,7 @@ impl Default for Config {
                 architecture: Architecture::Cbow,
                 ..Word2VecConfig::default()
             },
+            dynamics: None,
         }
     }
 }
@@ -208,9 +217,40 @@ pub enum ModelId {
     Clm,
     /// The masked-LM model as initialised, never trained.
     Untrained,
+    /// Masked LM with a separate output matrix (the tied models score a prediction against
+    /// the input embedding itself).
+    MlmUntied,
+    /// Causal LM with its loss on a random 15% of positions per step ("matched targets": as
+    /// many predictions per step as the masked LM), tied head: then the direction of context
+    /// is the only difference from [`ModelId::Mlm`].
+    ClmMatched,
+    /// [`ModelId::ClmMatched`] with an untied head.
+    ClmMatchedUntied,
+    /// Frozen random input embedding with an untied (trained) output matrix: the input alone
+    /// frozen, unlike [`ModelId::FrozenEmbedding`], whose tied head freezes the output too.
+    FrozenUntied,
+    /// The no-attention control: each attention layer replaced by a uniform average over the
+    /// sequence (`Mixing::Uniform`), tied head like [`ModelId::Mlm`].
+    NoAttention,
 }
 
 impl ModelId {
+    pub const ALL: [ModelId; 13] = [
+        ModelId::Sgns,
+        ModelId::Cbow,
+        ModelId::Mlm,
+        ModelId::SharedQk,
+        ModelId::SharedQkv,
+        ModelId::FrozenEmbedding,
+        ModelId::Clm,
+        ModelId::Untrained,
+        ModelId::MlmUntied,
+        ModelId::ClmMatched,
+        ModelId::ClmMatchedUntied,
+        ModelId::FrozenUntied,
+        ModelId::NoAttention,
+    ];
+
     /// The `model` column of the tidy rows.
     pub fn name(self) -> &'static str {
         match self {
@@ -222,6 +262,11 @@ impl ModelId {
             ModelId::FrozenEmbedding => "transformer-mlm-frozen-embedding",
             ModelId::Clm => "transformer-clm",
             ModelId::Untrained => "transformer-untrained",
+            ModelId::MlmUntied => "transformer-mlm-untied-head",
+            ModelId::ClmMatched => "transformer-clm-matched",
+            ModelId::ClmMatchedUntied => "transformer-clm-matched-untied-head",
+            ModelId::FrozenUntied => "transformer-mlm-frozen-embedding-untied-head",
+            ModelId::NoAttention => "transformer-mlm-no-attention",
         }
     }
 
@@ -236,6 +281,11 @@ impl ModelId {
             ModelId::FrozenEmbedding => "MLM frozen embedding",
             ModelId::Clm => "CLM",
             ModelId::Untrained => "untrained",
+            ModelId::MlmUntied => "MLM untied head",
+            ModelId::ClmMatched => "CLM matched targets",
+            ModelId::ClmMatchedUntied => "CLM matched, untied head",
+            ModelId::FrozenUntied => "MLM frozen input, untied head",
+            ModelId::NoAttention => "MLM no attention",
         }
     }
 
@@ -260,11 +310,19 @@ pub struct Study {
 }
 
 impl Study {
-    pub fn load(args: &Args, cfg: Config) -> anyhow::Result<Study> {
+    pub fn load(args: &Args, mut cfg: Config) -> anyhow::Result<Study> {
         let corpus_cfg = cfg.corpus.clone();
         let corpus = super::load_corpus(args, &cfg.corpus)?;
         let seqs = Sequences::new(&corpus, cfg.training.seq_len, cfg.training.heldout_fraction)
             .map_err(anyhow::Error::msg)?;
+        if let Some(d) = &cfg.dynamics {
+            let per_epoch = if args.quick {
+                super::dynamics::QUICK_STEPS_PER_EPOCH
+            } else {
+                seqs.steps_per_epoch(cfg.training.batch_size)
+            };
+            d.apply(&mut cfg.training, per_epoch)?;
+        }
         let kind = super::train::backend(args);
         let device = super::backends::open_device(kind)?;
         let n_words = corpus.vocab.len().min(cfg.eval.restrict_vocab);
@@ -317,13 +375,24 @@ impl Study {
             ModelId::SharedQkv => model.qkv = QkvTying::SharedQkv,
             ModelId::FrozenEmbedding => model.freeze_embeddings = true,
             ModelId::Clm => training.objective = Objective::Clm,
-            _ => {}
+            ModelId::MlmUntied => model.tie_lm_head = false,
+            ModelId::ClmMatched | ModelId::ClmMatchedUntied => {
+                training.objective = Objective::Clm;
+                training.clm_target_fraction = Some(MATCHED_TARGETS);
+                model.tie_lm_head = id == ModelId::ClmMatched;
+            }
+            ModelId::FrozenUntied => {
+                model.freeze_embeddings = true;
+                model.tie_lm_head = false;
+            }
+            ModelId::NoAttention => model.mixing = Mixing::Uniform,
+            ModelId::Sgns | ModelId::Cbow | ModelId::Mlm | ModelId::Untrained => {}
         }
         let model = model.to_config(self.corpus.vocab.len_with_specials(), training.seq_len);
         (model, training)
     }
 
-    fn run_dir(&self, id: ModelId, seed: u64) -> PathBuf {
+    pub(crate) fn run_dir(&self, id: ModelId, seed: u64) -> PathBuf {
         if id.is_word2vec() {
             let key = (&self.corpus_cfg, &self.word2vec_config(id, seed));
             return runs::run_dir(&self.out, id.name(), seed, &key);
@@ -352,6 +421,42 @@ impl Study {
             seed,
             ..base.clone()
         }
+    }
+
+    /// word2vec trained on `tokens` corpus tokens (a matched budget, fractions of an epoch
+    /// included; the learning rate decays over the budget), loaded when its run is kept.
+    pub fn word2vec_on_budget(
+        &self,
+        id: ModelId,
+        seed: u64,
+        tokens: u64,
+    ) -> anyhow::Result<WordVectors> {
+        let per_epoch = self.corpus.encoded.n_tokens() as u64;
+        let w = Word2VecConfig {
+            max_tokens: Some(tokens),
+            epochs: tokens.div_ceil(per_epoch).max(1) as usize,
+            ..self.word2vec_config(id, seed)
+        };
+        let dir = runs::run_dir(
+            &self.out,
+            &format!("{}-budget", id.name()),
+            seed,
+            &(&self.corpus_cfg, &w),
+        );
+        let file = dir.join("vectors.bin");
+        if file.exists() {
+            return Ok(word2vec::format::read(&file)?);
+        }
+        println!(
+            "training {} seed {seed} on {:.2}M tokens -> {}",
+            id.name(),
+            tokens as f64 / 1e6,
+            dir.display()
+        );
+        let trained = word2vec::train(&self.corpus, &w, false)?;
+        word2vec::format::write(&trained.vectors, &file, word2vec::format::Format::Binary)?;
+        runs::record_key(&dir, &(&self.corpus_cfg, &w))?;
+        Ok(trained.vectors)
     }
 
     /// The trained (or, for `Untrained`, initialised) transformer of a variant and its loss
@@ -436,13 +541,18 @@ impl Study {
     /// transformer's time is its remaining tokens over the median training speed of earlier
     /// runs of the same variant kept under `measurements/` (any variant's, failing that).
     pub fn announce(&self, ids: &[ModelId]) {
+        self.announce_unless(ids, &|id, seed| self.is_measured(id, seed));
+    }
+
+    /// [`Study::announce`], with `kept` saying which (model, seed) needs no work.
+    pub fn announce_unless(&self, ids: &[ModelId], kept_already: &dyn Fn(ModelId, u64) -> bool) {
         let mut lines = Vec::new();
         let mut total = 0.0;
         let mut untimed = 0;
         let kept = self.kept_speeds();
         for &id in ids {
             for &seed in &self.cfg.seeds {
-                if self.is_measured(id, seed) || id == ModelId::Untrained {
+                if kept_already(id, seed) || id == ModelId::Untrained {
                     continue;
                 }
                 if id.is_word2vec() {
@@ -619,7 +729,7 @@ impl Study {
         self.out.join("measurements").join(name)
     }
 
-    fn settings_hash(&self) -> String {
+    pub(crate) fn settings_hash(&self) -> String {
         let settings = (
             SCORES_VERSION,
             &self.cfg.eval,
@@ -674,7 +784,7 @@ impl Study {
             .collect()
     }
 
-    fn template(&self, id: ModelId, seed: u64, representation: &str) -> TidyRow {
+    pub(crate) fn template(&self, id: ModelId, seed: u64, representation: &str) -> TidyRow {
         TidyRow {
             seed: Some(seed),
             backend: (!id.is_word2vec()).then(|| self.kind.name().to_string()),
@@ -683,7 +793,11 @@ impl Study {
     }
 
     /// Analogy, similarity and collocation rows for one table, and its per-item outcomes.
-    fn score_table(&self, table: &WordVectors, template: &TidyRow) -> (Vec<TidyRow>, Vec<ItemRow>) {
+    pub(crate) fn score_table(
+        &self,
+        table: &WordVectors,
+        template: &TidyRow,
+    ) -> (Vec<TidyRow>, Vec<ItemRow>) {
         let (mut rows, items) =
             evaluate_table_items(table, &self.benchmarks, &self.cfg.eval, template);
         let c = collocation_score(table, &self.pairs);
@@ -738,6 +852,25 @@ impl Study {
     ) -> anyhow::Result<(Vec<TidyRow>, Vec<ItemRow>)> {
         let (model, curve) = self.transformer(id, seed)?;
         println!("measuring {} seed {seed}", id.name());
+        let heldout = curve
+            .iter()
+            .rev()
+            .find(|p| p.split == "heldout")
+            .map_or(f64::NAN, |p| p.loss);
+        Ok(self.measure_transformer(&model, id, seed, heldout, Measures::ALL))
+    }
+
+    /// What [`Study::scores`] measures on a transformer (the module docs list the rows), on
+    /// `model` — the variant's final model or a snapshot of its run — whose held-out loss is
+    /// `heldout`. `what` leaves out the costly parts.
+    pub fn measure_transformer(
+        &self,
+        model: &Transformer,
+        id: ModelId,
+        seed: u64,
+        heldout: f64,
+        what: Measures,
+    ) -> (Vec<TidyRow>, Vec<ItemRow>) {
         let mut rows = Vec::new();
         let mut items = Vec::new();
         let mut scored = |(r, i): (Vec<TidyRow>, Vec<ItemRow>)| {
@@ -748,16 +881,16 @@ impl Study {
             layer,
             ..self.template(id, seed, representation)
         };
-        let embedding = embedding_table(&model, &self.words);
+        let embedding = embedding_table(model, &self.words);
         scored(self.score_table(&embedding, &t("embedding", None)));
-        if let Some(head) = lm_head_table(&model, &self.words) {
+        if let Some(head) = lm_head_table(model, &self.words) {
             scored(self.score_table(&head, &t("lm_head", None)));
         }
         // Read each model as it was trained (causal for a causal LM); the raw residual stream.
         let (model_cfg, training) = self.variant(id, seed);
         let readout = Readout::of(training.objective, false);
         let dec = decontextualized(
-            &model,
+            model,
             &self.words,
             self.corpus.vocab.specials(),
             readout,
@@ -767,33 +900,35 @@ impl Study {
         for (l, table) in dec.iter().enumerate() {
             scored(self.score_table(table, &t("decontextualized", Some(l))));
         }
-        let p = &self.cfg.pooling;
-        let agg = aggregated(
-            &model,
-            &self.words,
-            &self.seqs.train,
-            self.seqs.seq_len,
-            p.max_occurrences,
-            p.batch,
-            readout,
-            seed,
-            &self.device,
-            |_, _| {},
-        );
-        for (l, table) in agg.tables.iter().enumerate() {
-            scored(self.score_table(table, &t("aggregated", Some(l))));
+        if what.pooled {
+            let p = &self.cfg.pooling;
+            let agg = aggregated(
+                model,
+                &self.words,
+                &self.seqs.train,
+                self.seqs.seq_len,
+                p.max_occurrences,
+                p.batch,
+                readout,
+                seed,
+                &self.device,
+                |_, _| {},
+            );
+            for (l, table) in agg.tables.iter().enumerate() {
+                scored(self.score_table(table, &t("aggregated", Some(l))));
+            }
+            let seen = agg.occurrences.iter().filter(|&&c| c > 0).count();
+            rows.extend(t("aggregated", None).measures(
+                "pooling",
+                self.words.len(),
+                &[
+                    ("max_occurrences", agg.max_occurrences as f64),
+                    ("words_at_max", agg.words_at_max() as f64),
+                    ("words_below_5", agg.words_below(5) as f64),
+                    ("words_seen", seen as f64),
+                ],
+            ));
         }
-        let seen = agg.occurrences.iter().filter(|&&c| c > 0).count();
-        rows.extend(t("aggregated", None).measures(
-            "pooling",
-            self.words.len(),
-            &[
-                ("max_occurrences", agg.max_occurrences as f64),
-                ("words_at_max", agg.words_at_max() as f64),
-                ("words_below_5", agg.words_below(5) as f64),
-                ("words_seen", seen as f64),
-            ],
-        ));
 
         let c = &self.cfg.contextuality;
         let top = self.words.len().min(c.top) as u32;
@@ -801,7 +936,7 @@ impl Study {
             .step_by((top as usize / c.words.max(1)).max(1))
             .collect();
         let ctx = contextuality(
-            &model,
+            model,
             &self.seqs.train,
             self.seqs.seq_len,
             c.sequences.min(self.seqs.n_train()),
@@ -841,11 +976,11 @@ impl Study {
         // What training changed (W - W0) says more than the trained matrices, which at these
         // budgets are mostly their random initialisation; every CKA has its permutation null.
         let geometries = [
-            ("attention-trained", attention_geometry(&model)),
+            ("attention-trained", attention_geometry(model)),
             ("attention-initialisation", attention_geometry(&initial)),
             (
                 "attention-updates",
-                attention_update_geometry(&model, &initial),
+                attention_update_geometry(model, &initial),
             ),
         ];
         for (state, heads) in geometries {
@@ -872,7 +1007,7 @@ impl Study {
         // The queries, keys and values the attention computes from real tokens: CKA over
         // tokens, each beside its permutation null.
         let acts = activation_geometry(
-            &model,
+            model,
             &self.seqs.train,
             self.seqs.seq_len,
             c.sequences.min(self.seqs.n_train()),
@@ -897,13 +1032,9 @@ impl Study {
             ));
         }
 
-        rows.extend(self.score_projected_embeddings(&model, &embedding, id, seed));
-
-        let heldout = curve
-            .iter()
-            .rev()
-            .find(|p| p.split == "heldout")
-            .map_or(f64::NAN, |p| p.loss);
+        if what.projected {
+            rows.extend(self.score_projected_embeddings(model, &embedding, id, seed));
+        }
         rows.extend(t("training", None).measures(
             "training",
             training.steps,
@@ -912,8 +1043,27 @@ impl Study {
                 ("unigram_entropy", data::unigram_entropy(&self.corpus)),
             ],
         ));
-        Ok((rows, items))
+        (rows, items)
     }
+}
+
+/// Which of a transformer's measurements [`Study::measure_transformer`] takes. The rest
+/// (embedding, decontextualized layers, contextuality, W_Q/W_K/W_V geometry, held-out loss)
+/// is always measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Measures {
+    /// Aggregated vectors pooled over the whole training split, per layer: most of a
+    /// measurement's time (minutes a model on 2 cores).
+    pub pooled: bool,
+    /// The embedding through each layer-1 head's projections (12 more tables).
+    pub projected: bool,
+}
+
+impl Measures {
+    pub const ALL: Measures = Measures {
+        pooled: true,
+        projected: true,
+    };
 }
 
 /// Median training tokens/s over the kept curves of runs labelled `label` (any label when none

@@ -1,0 +1,551 @@
+//! Followed through training (`--exp dynamics`, issue 16): at equal data, which model learns
+//! word similarity, and when does it appear in a transformer's embedding layer?
+//!
+//! One run per (variant, seed) trains with the fair-budget recipe of
+//! `experiments/configs/dynamics.toml` until its held-out loss plateaus or `epochs` passes are
+//! done, keeping its weights at log-spaced points (`snapshots`, in epochs). Each snapshot is
+//! measured like a final model ([`Study::measure_transformer`]: analogy, similarity and
+//! collocation of the embedding and of every decontextualized layer, contextuality, W_Q/W_K/W_V
+//! geometry, held-out loss), without the costly pooled vectors unless `pooled_snapshots`.
+//! word2vec SGNS and CBOW are trained afresh on each snapshot's token count (the learning rate
+//! decaying over that budget: `Word2VecConfig::max_tokens`), so the two families share one
+//! axis, corpus tokens read. The untrained model is the control at 0 tokens.
+//!
+//! Rows ([`DynamicsRow`]) are a model's tidy rows with `step`, `tokens_seen` and `epochs`,
+//! kept per model as `measurements/<run>/dynamics-<h>.csv.gz` (committed, so the study is
+//! completed over several sittings and only what is missing is trained or measured), and
+//! gathered in `<out>/dynamics/dynamics.csv`; figures draw each measure against tokens seen.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::study::{Measures, ModelId, Study};
+use crate::output::{self, TidyRow};
+use crate::plot::{self, Series};
+use crate::{runs, Args};
+
+/// The `[dynamics]` table: the fair-budget schedule, in epochs of the training split.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DynamicsConfig {
+    /// The longest run, in passes over the training split (word2vec's 5 by default); also
+    /// the horizon of the learning-rate decay.
+    pub epochs: f64,
+    /// Where the run is measured, in epochs (rounded to whole steps).
+    pub snapshots: Vec<f64>,
+    /// Held-out evaluations per epoch (on the whole held-out split).
+    pub evals_per_epoch: usize,
+    /// Stop once the held-out loss gained less than this many nats over the last epoch.
+    pub plateau_min_gain: f64,
+    /// The models followed (`model` column names); the untrained model and word2vec are
+    /// measured at their own points (0 tokens; each snapshot's token count).
+    pub models: Vec<String>,
+    /// Also pool aggregated vectors at every snapshot (minutes per snapshot on 2 cores); the
+    /// final model is always measured in full by the paper's experiments.
+    pub pooled_snapshots: bool,
+}
+
+impl Default for DynamicsConfig {
+    fn default() -> Self {
+        DynamicsConfig {
+            epochs: 5.0,
+            snapshots: vec![0.125, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0],
+            evals_per_epoch: 4,
+            plateau_min_gain: 0.01,
+            models: [
+                ModelId::Mlm,
+                ModelId::MlmUntied,
+                ModelId::ClmMatched,
+                ModelId::ClmMatchedUntied,
+                ModelId::SharedQk,
+                ModelId::SharedQkv,
+                ModelId::FrozenUntied,
+                ModelId::NoAttention,
+                ModelId::Untrained,
+                ModelId::Sgns,
+                ModelId::Cbow,
+            ]
+            .iter()
+            .map(|m| m.name().to_string())
+            .collect(),
+            pooled_snapshots: false,
+        }
+    }
+}
+
+/// Steps per epoch standing in for the real one under `--quick`, so that a toy run still has
+/// every snapshot, evaluation and plateau check.
+pub const QUICK_STEPS_PER_EPOCH: usize = 8;
+
+impl DynamicsConfig {
+    /// The training schedule this table asks for, given the steps of one epoch: `steps`
+    /// (`epochs` passes), held-out evaluations, the plateau rule over one epoch, and the
+    /// snapshot steps. Errors name the key.
+    pub fn apply(
+        &self,
+        training: &mut transformer::training::TrainingConfig,
+        steps_per_epoch: usize,
+    ) -> anyhow::Result<()> {
+        if !(self.epochs > 0.0 && self.epochs.is_finite()) {
+            anyhow::bail!(
+                "[dynamics] epochs must be a number > 0, got {}",
+                self.epochs
+            );
+        }
+        if self.evals_per_epoch == 0 {
+            anyhow::bail!("[dynamics] evals_per_epoch must be at least 1");
+        }
+        if !(self.plateau_min_gain >= 0.0 && self.plateau_min_gain.is_finite()) {
+            anyhow::bail!(
+                "[dynamics] plateau_min_gain must be a number >= 0 (nats), got {}",
+                self.plateau_min_gain
+            );
+        }
+        let step_of = |epochs: f64| ((epochs * steps_per_epoch as f64).round() as usize).max(1);
+        training.steps = step_of(self.epochs);
+        let mut snapshots = Vec::new();
+        for &e in &self.snapshots {
+            if !(e > 0.0 && e <= self.epochs) {
+                anyhow::bail!(
+                    "[dynamics] snapshots must lie in (0, epochs = {}], got {e}",
+                    self.epochs
+                );
+            }
+            snapshots.push(step_of(e));
+        }
+        snapshots.sort_unstable();
+        snapshots.dedup();
+        training.snapshot_steps = snapshots;
+        training.eval_every = (steps_per_epoch / self.evals_per_epoch).max(1);
+        training.plateau = Some(transformer::training::Plateau {
+            min_gain: self.plateau_min_gain,
+            window: steps_per_epoch.max(training.eval_every),
+        });
+        training
+            .validate()
+            .map_err(|e| anyhow::anyhow!("[dynamics] gives an invalid [training]: {e}"))
+    }
+
+    pub fn model_ids(&self) -> anyhow::Result<Vec<ModelId>> {
+        self.models
+            .iter()
+            .map(|name| {
+                ModelId::ALL
+                    .iter()
+                    .copied()
+                    .find(|m| m.name() == name)
+                    .ok_or_else(|| {
+                        let known: Vec<&str> = ModelId::ALL.iter().map(|m| m.name()).collect();
+                        anyhow::anyhow!(
+                            "[dynamics] models: unknown model {name:?}; known: {}",
+                            known.join(", ")
+                        )
+                    })
+            })
+            .collect()
+    }
+}
+
+/// One measurement of one model at one point of its training.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DynamicsRow {
+    pub model: String,
+    pub seed: Option<u64>,
+    /// Optimiser steps (transformers; 0 for word2vec and the untrained model).
+    pub step: usize,
+    /// Corpus tokens read: steps x batch x words per sequence, or word2vec's budget.
+    pub tokens_seen: u64,
+    /// `tokens_seen` over the tokens of one transformer epoch.
+    pub epochs: f64,
+    pub representation: String,
+    pub layer: Option<usize>,
+    pub benchmark: String,
+    pub metric: String,
+    pub value: f64,
+    pub n: usize,
+    pub oov: usize,
+}
+
+impl DynamicsRow {
+    fn of(r: TidyRow, step: usize, tokens_seen: u64, epoch_tokens: u64) -> DynamicsRow {
+        DynamicsRow {
+            model: r.model,
+            seed: r.seed,
+            step,
+            tokens_seen,
+            epochs: tokens_seen as f64 / epoch_tokens as f64,
+            representation: r.representation,
+            layer: r.layer,
+            benchmark: r.benchmark,
+            metric: r.metric,
+            value: r.value,
+            n: r.n,
+            oov: r.oov,
+        }
+    }
+}
+
+/// The rows a snapshot keeps (the committed files stay small): analogy totals, similarity
+/// correlations with their chance bands, collocation, contextuality, what training changed
+/// in W_Q/W_K/W_V and the activations' CKA, and the held-out loss.
+fn kept(r: &TidyRow) -> bool {
+    let b = r.benchmark.as_str();
+    let m = r.metric.as_str();
+    match r.representation.as_str() {
+        "contextual" | "attention-updates" | "attention-activations" => true,
+        "training" => m == "heldout_loss",
+        _ if b.starts_with("questions-words:") => {
+            matches!(
+                b,
+                "questions-words:total" | "questions-words:semantic" | "questions-words:syntactic"
+            )
+        }
+        _ if b == "collocation" => m.starts_with("z_") || m.ends_with("_cosine"),
+        _ => m.starts_with("spearman"),
+    }
+}
+
+impl Study {
+    /// Corpus tokens in one optimiser step (words only: `[CLS]` and `[SEP]` are not read).
+    pub fn tokens_per_step(&self) -> u64 {
+        (self.cfg.training.batch_size * (self.cfg.training.seq_len - 2)) as u64
+    }
+
+    /// The points a run is measured at: its snapshot steps up to the step it stopped at, and
+    /// that step.
+    fn measured_steps(&self, last: usize) -> Vec<usize> {
+        let mut steps: Vec<usize> = (self.cfg.training.snapshot_steps.iter())
+            .copied()
+            .filter(|&s| s < last)
+            .collect();
+        steps.push(last);
+        steps
+    }
+
+    pub fn dynamics_path(&self, id: ModelId, seed: u64, pooled: bool) -> std::path::PathBuf {
+        let h = runs::config_hash(&(
+            self.settings_hash(),
+            pooled,
+            &self.cfg.training.snapshot_steps,
+            self.cfg.training.steps,
+            self.tokens_per_step(),
+        ));
+        self.measured_dir(id, seed)
+            .join(format!("dynamics-{h}.csv.gz"))
+    }
+
+    /// Every snapshot of one model's run measured (kept, so only what is missing is trained
+    /// or measured). word2vec: one run per snapshot's token budget.
+    pub fn dynamics(
+        &self,
+        id: ModelId,
+        seed: u64,
+        pooled: bool,
+    ) -> anyhow::Result<Vec<DynamicsRow>> {
+        let path = self.dynamics_path(id, seed, pooled);
+        if path.is_file() {
+            return output::read_csv_gz(&path);
+        }
+        let epoch_tokens =
+            self.seqs.steps_per_epoch(self.cfg.training.batch_size) as u64 * self.tokens_per_step();
+        let mut rows = Vec::new();
+        let mut add = |tidy: Vec<TidyRow>, step: usize, tokens: u64| {
+            rows.extend(
+                tidy.into_iter()
+                    .filter(kept)
+                    .map(|r| DynamicsRow::of(r, step, tokens, epoch_tokens)),
+            );
+        };
+        let what = Measures {
+            pooled,
+            projected: false,
+        };
+        if id.is_word2vec() {
+            let mut budgets: Vec<usize> = self.cfg.training.snapshot_steps.clone();
+            budgets.push(self.cfg.training.steps);
+            budgets.sort_unstable();
+            budgets.dedup();
+            for step in budgets {
+                let tokens = step as u64 * self.tokens_per_step();
+                let vectors = self.word2vec_on_budget(id, seed, tokens)?;
+                let template = self.template(id, seed, "static");
+                add(self.score_table(&vectors, &template).0, 0, tokens);
+            }
+        } else if id == ModelId::Untrained {
+            let (model, curve) = self.transformer(id, seed)?;
+            let (tidy, _) = self.measure_transformer(&model, id, seed, curve[0].loss, what);
+            add(tidy, 0, 0);
+        } else {
+            let (model, curve) = self.transformer(id, seed)?;
+            let last = curve.iter().map(|p| p.step).max().unwrap_or(0);
+            let (model_cfg, training) = self.variant(id, seed);
+            let dir = self.run_dir(id, seed);
+            for step in self.measured_steps(last) {
+                println!("measuring {} seed {seed} at step {step}", id.name());
+                let snapshot;
+                let at = if step == last {
+                    &model
+                } else {
+                    snapshot = transformer::checkpoint::load_snapshot(
+                        &dir,
+                        step,
+                        &model_cfg,
+                        &self.device,
+                    )?;
+                    &snapshot
+                };
+                let heldout = transformer::training::heldout_loss(at, &self.seqs, &training);
+                let (tidy, _) = self.measure_transformer(at, id, seed, heldout, what);
+                add(tidy, step, step as u64 * self.tokens_per_step());
+            }
+        }
+        output::write_csv_gz(&path, &rows)?;
+        Ok(rows)
+    }
+}
+
+/// `--exp dynamics`.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let cfg = super::paper::load_config(args, "dynamics")?;
+    let Some(dynamics) = cfg.dynamics.clone() else {
+        anyhow::bail!(
+            "--exp dynamics needs a [dynamics] table in its config (experiments/configs/dynamics.toml has one)"
+        );
+    };
+    let ids = dynamics.model_ids()?;
+    let study = Study::load(args, cfg)?;
+    let t = &study.cfg.training;
+    let epoch = if args.quick {
+        format!("{QUICK_STEPS_PER_EPOCH} steps (--quick: a toy epoch)")
+    } else {
+        format!("{} steps", study.seqs.steps_per_epoch(t.batch_size))
+    };
+    println!(
+        "schedule: up to {} steps ({} epochs of {epoch}; lr {:.0e}), stop when the held-out loss gains less than {} nats over an epoch; snapshots at steps {:?}",
+        t.steps,
+        dynamics.epochs,
+        t.lr,
+        dynamics.plateau_min_gain,
+        t.snapshot_steps
+    );
+    let pooled = dynamics.pooled_snapshots;
+    study.announce_unless(&ids, &|id, seed| {
+        study.dynamics_path(id, seed, pooled).is_file()
+    });
+    let mut rows = Vec::new();
+    for &id in &ids {
+        for &seed in &study.cfg.seeds {
+            rows.extend(study.dynamics(id, seed, dynamics.pooled_snapshots)?);
+        }
+    }
+    let dir = study.out.join("dynamics");
+    output::write_csv(&dir.join("dynamics.csv"), &rows)?;
+    figures(&rows, &ids, &dir)?;
+    println!("wrote {}", dir.display());
+    Ok(())
+}
+
+/// One curve per model: the seed mean at each token count with the seed min-max, `x` in
+/// log10 tokens. The untrained model (0 tokens) is drawn flat across the axis.
+fn curves(
+    rows: &[DynamicsRow],
+    ids: &[ModelId],
+    pick: &dyn Fn(&DynamicsRow) -> bool,
+) -> Vec<Series> {
+    let xs: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.tokens_seen > 0)
+        .map(|r| (r.tokens_seen as f64).log10())
+        .collect();
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    let mut series = Vec::new();
+    for &id in ids {
+        let mut by_tokens: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+        for r in rows.iter().filter(|r| r.model == id.name() && pick(r)) {
+            by_tokens.entry(r.tokens_seen).or_default().push(r.value);
+        }
+        let mut points = Vec::new();
+        for (tokens, v) in by_tokens {
+            let mean = v.iter().sum::<f64>() / v.len() as f64;
+            let spread = (v.len() > 1).then(|| {
+                let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+                let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                (min, max)
+            });
+            if tokens == 0 {
+                if lo.is_finite() {
+                    points.push((lo, mean, spread));
+                    points.push((hi, mean, spread));
+                }
+            } else {
+                points.push(((tokens as f64).log10(), mean, spread));
+            }
+        }
+        if !points.is_empty() {
+            series.push(Series {
+                name: id.label().to_string(),
+                points,
+            });
+        }
+    }
+    series
+}
+
+/// The figures: each measure against tokens seen, the transformers' embedding matrix beside
+/// word2vec's vectors (the question the study asks of the embedding layer), and the
+/// transformer-only measures.
+fn figures(rows: &[DynamicsRow], ids: &[ModelId], dir: &std::path::Path) -> anyhow::Result<()> {
+    let x_label = "corpus tokens seen (log10)";
+    let last_layer = rows
+        .iter()
+        .filter(|r| r.representation == "contextual")
+        .filter_map(|r| r.layer)
+        .max();
+    let table = |r: &DynamicsRow| matches!(r.representation.as_str(), "embedding" | "static");
+    let plots: Vec<(&str, String, &str, Box<dyn Fn(&DynamicsRow) -> bool>)> = vec![
+        (
+            "dynamics-analogy",
+            "Google analogies (3CosAdd), embedding matrix vs word2vec".into(),
+            "accuracy",
+            Box::new(move |r| {
+                table(r) && r.benchmark == "questions-words:total" && r.metric == "3CosAdd"
+            }),
+        ),
+        (
+            "dynamics-ws353",
+            "WS-353 (Spearman), embedding matrix vs word2vec".into(),
+            "Spearman rho",
+            Box::new(move |r| table(r) && r.benchmark == "WS-353-ALL" && r.metric == "spearman"),
+        ),
+        (
+            "dynamics-men",
+            "MEN (Spearman), embedding matrix vs word2vec".into(),
+            "Spearman rho",
+            Box::new(move |r| table(r) && r.benchmark == "MEN-TR-3k" && r.metric == "spearman"),
+        ),
+        (
+            "dynamics-simlex",
+            "SimLex-999 (Spearman), embedding matrix vs word2vec".into(),
+            "Spearman rho",
+            Box::new(move |r| table(r) && r.benchmark == "SIMLEX-999" && r.metric == "spearman"),
+        ),
+        (
+            "dynamics-collocation",
+            "Collocated pairs vs matched controls, embedding matrix vs word2vec".into(),
+            "z (permutation null)",
+            Box::new(move |r| table(r) && r.metric == "z_collocated"),
+        ),
+        (
+            "dynamics-heldout-loss",
+            "Held-out loss (whole held-out split)".into(),
+            "nats per target",
+            Box::new(|r| r.metric == "heldout_loss"),
+        ),
+        (
+            "dynamics-self-similarity",
+            "Self-similarity, last layer, above its null".into(),
+            "self-similarity (adjusted)",
+            Box::new(move |r| {
+                r.representation == "contextual"
+                    && r.metric == "self_similarity_adjusted"
+                    && r.layer == last_layer
+            }),
+        ),
+        (
+            "dynamics-qk-activations",
+            "CKA of queries and keys from real tokens, layer 1".into(),
+            "linear CKA",
+            Box::new(|r| {
+                r.representation == "attention-activations"
+                    && r.metric == "cka_q_k"
+                    && r.layer == Some(1)
+            }),
+        ),
+    ];
+    for (stem, title, y_label, pick) in plots {
+        let series = curves(rows, ids, pick.as_ref());
+        if series.is_empty() {
+            continue;
+        }
+        plot::lines(&dir.join(stem), &title, x_label, y_label, &series)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use transformer::training::TrainingConfig;
+
+    #[test]
+    fn the_schedule_follows_the_epoch_length() {
+        let mut t = TrainingConfig::default();
+        DynamicsConfig::default().apply(&mut t, 100).unwrap();
+        assert_eq!(t.steps, 500);
+        // 1/8 of 100 steps is 12.5: rounded half away from zero.
+        assert_eq!(t.snapshot_steps, vec![13, 25, 50, 100, 200, 300, 400, 500]);
+        assert_eq!(t.eval_every, 25);
+        let rule = t.plateau.unwrap();
+        assert_eq!((rule.window, rule.min_gain), (100, 0.01));
+
+        let bad = |d: DynamicsConfig, needle: &str| {
+            let e = d
+                .apply(&mut TrainingConfig::default(), 100)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(needle), "{e}");
+        };
+        bad(
+            DynamicsConfig {
+                snapshots: vec![0.5, 6.0],
+                ..Default::default()
+            },
+            "snapshots must lie in (0, epochs = 5], got 6",
+        );
+        bad(
+            DynamicsConfig {
+                epochs: 0.0,
+                ..Default::default()
+            },
+            "epochs must be a number > 0",
+        );
+        bad(
+            DynamicsConfig {
+                plateau_min_gain: f64::NAN,
+                ..Default::default()
+            },
+            "plateau_min_gain",
+        );
+        // Warm-up longer than the whole schedule: the training config's own check, named.
+        let e = DynamicsConfig {
+            epochs: 0.5,
+            snapshots: vec![0.5],
+            ..Default::default()
+        }
+        .apply(
+            &mut TrainingConfig {
+                warmup_steps: 80,
+                ..Default::default()
+            },
+            100,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("[dynamics] gives an invalid [training]: warmup_steps"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn every_default_model_is_known() {
+        let ids = DynamicsConfig::default().model_ids().unwrap();
+        assert_eq!(ids.len(), 11);
+        assert!(ids.contains(&ModelId::NoAttention) && ids.contains(&ModelId::Cbow));
+    }
+}
