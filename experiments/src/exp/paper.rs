@@ -800,7 +800,7 @@ impl View<'_> {
         let tied = [ModelId::SharedQk, ModelId::SharedQkv];
         let groups: Vec<String> = tied.iter().map(|v| v.label().to_string()).collect();
         let loss = Series {
-            name: "held-out loss minus the untied model's".into(),
+            name: "held-out loss minus the separate-Q/K/V model's".into(),
             points: tied
                 .iter()
                 .enumerate()
@@ -818,7 +818,7 @@ impl View<'_> {
         };
         plot::bars(
             &self.stem("qkv-loss"),
-            "Held-out loss of tied Q/K/V minus untied (> 0: tying costs; 95% Welch interval over seeds)",
+            "Held-out loss of tied Q/K/V minus separate Q/K/V (> 0: tying costs; 95% Welch interval over seeds)",
             "difference in cross-entropy (nats)",
             &groups,
             &[loss],

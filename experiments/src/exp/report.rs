@@ -363,25 +363,25 @@ fn findings(src: &Sources) -> String {
                 )
             };
             let untied = loss(ModelId::Mlm);
-            let _ = writeln!(w, "- untied (MLM): {}", fmt_iv(&seed_mean(&untied)));
+            let _ = writeln!(w, "- separate W_Q, W_K, W_V (MLM): {}", fmt_iv(&seed_mean(&untied)));
             for v in [ModelId::SharedQk, ModelId::SharedQkv] {
                 let l = loss(v);
                 if l.len() >= 2 && untied.len() >= 2 {
                     let d = seed_difference(&l, &untied);
                     let _ = writeln!(
                         w,
-                        "- {}: {}; {} - untied = {}: {}",
+                        "- {}: {}; {} - separate = {}: {}",
                         v.label(),
                         fmt_iv(&seed_mean(&l)),
                         v.label(),
                         fmt_iv(&d),
-                        verdict(&d, &format!("{} (worse)", v.label()), "untied (worse)")
+                        verdict(&d, &format!("{} (worse)", v.label()), "separate (worse)")
                     );
                 }
             }
             for v in [ModelId::SharedQk, ModelId::SharedQkv] {
                 let a = fixed(&format!("{} embedding", v.label()), v.name(), "embedding");
-                let b = fixed("untied MLM embedding", MLM, "embedding");
+                let b = fixed("separate-Q/K/V MLM embedding", MLM, "embedding");
                 if let Some(line) = comparison(ev, &a, &b, "WS-353-ALL") {
                     let _ = writeln!(w, "- WS-353: {line}");
                 }
@@ -407,14 +407,14 @@ fn findings(src: &Sources) -> String {
                     } else {
                         "what training changed, W - W0"
                     };
-                    let _ = writeln!(w, "- untied MLM, {what}: linear CKA(W_Q, W_K) {c:.3} against its permutation null {n:.3}; cosine {cos:.3} (mean over layers and heads)");
+                    let _ = writeln!(w, "- MLM with separate W_Q, W_K, W_V, {what}: linear CKA(W_Q, W_K) {c:.3} against its permutation null {n:.3}; cosine {cos:.3} (mean over layers and heads)");
                 }
             }
             if let (Some(c), Some(n)) = (
                 mean_over("attention-activations", "cka_q_k"),
                 mean_over("attention-activations", "cka_q_k_null"),
             ) {
-                let _ = writeln!(w, "- untied MLM, the queries and keys it computes from real tokens (LN(h) W_Q vs LN(h) W_K): linear CKA {c:.3} against its permutation null {n:.3} (mean over layers)");
+                let _ = writeln!(w, "- MLM with separate W_Q, W_K, W_V, the queries and keys it computes from real tokens (LN(h) W_Q vs LN(h) W_K): linear CKA {c:.3} against its permutation null {n:.3} (mean over layers)");
             }
             let cka: Vec<(f64, f64)> = ["q", "k", "v"]
                 .iter()
