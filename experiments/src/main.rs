@@ -58,6 +58,13 @@ pub enum Experiment {
     Dynamics,
     /// Every paper experiment (each model trained once), the backend comparison and the report.
     All,
+    /// One model of a study (`--model`, `--seed`) trained and measured: what `--jobs` runs in
+    /// each child process.
+    #[value(hide = true)]
+    MeasureModel,
+    /// One model's snapshots measured (`--exp dynamics --jobs`' children).
+    #[value(hide = true)]
+    MeasureSnapshots,
     /// results/REPORT.md (and the README's findings) from the experiments' CSVs.
     Report,
     /// Checks that every file `all` writes under `--out` exists and parses (CI runs it after
@@ -122,6 +129,10 @@ pub struct Args {
     /// Training threads, overriding the config's.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Paper experiments and `dynamics`: how many models train and measure side by side, one
+    /// child process each (their output in <out>/logs/). 1: one after another, in this process.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
     /// How many neighbours `neighbours` prints.
     #[arg(long, default_value_t = 10)]
     pub topn: usize,
@@ -140,6 +151,17 @@ impl Experiment {
             "backend",
             "quick",
             "similarity",
+            "jobs",
+        ];
+        const ONE: &[&str] = &[
+            "config",
+            "corpus",
+            "out",
+            "seed",
+            "backend",
+            "quick",
+            "similarity",
+            "model",
         ];
         match self {
             CorpusStats => &["config", "corpus", "out"],
@@ -172,6 +194,7 @@ impl Experiment {
             Backends => &["config", "corpus", "out", "seed", "backend", "quick"],
             Analogy | Similarity | Layers | Qkv | Frozen | Objective | Contextuality | Dynamics
             | All => PAPER,
+            MeasureModel | MeasureSnapshots => ONE,
             Report => &["out", "quick"],
             CheckOutputs => &["out"],
         }
@@ -249,6 +272,8 @@ fn main() -> ExitCode {
         | Experiment::Contextuality => exp::paper::run(&args, args.exp),
         Experiment::Dynamics => exp::dynamics::run(&args),
         Experiment::All => exp::paper::all(&args),
+        Experiment::MeasureModel => exp::paper::measure_one(&args, exp::jobs::Work::Scores),
+        Experiment::MeasureSnapshots => exp::paper::measure_one(&args, exp::jobs::Work::Snapshots),
         Experiment::Report => exp::report::run(&args),
         Experiment::CheckOutputs => exp::paper::check_outputs(&args),
     };

@@ -799,3 +799,39 @@ fn dynamics_quick_measures_snapshots_at_matched_token_counts() {
         "{err}"
     );
 }
+
+/// `--jobs 2`: the models train and measure in two child processes, with what a sequential
+/// run writes (the same CSV byte for byte: each child is the same deterministic run), each
+/// child's output in <out>/logs/; `--jobs 0` is refused.
+#[test]
+fn jobs_train_models_side_by_side_with_the_sequential_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let (seq, par) = (dir.path().join("seq"), dir.path().join("par"));
+    let base = ["--exp", "frozen", "--quick", "--seed", "1", "--out"];
+    let one = run(&[&base[..], &[seq.to_str().unwrap()]].concat());
+    assert!(one.status.success(), "{}", stderr(&one));
+    let two = run(&[&base[..], &[par.to_str().unwrap(), "--jobs", "2"]].concat());
+    assert!(two.status.success(), "{}", stderr(&two));
+    let text = stdout(&two);
+    assert!(
+        text.contains("2 models in up to 2 processes side by side")
+            && text.contains("finished transformer-mlm-frozen-embedding seed 1"),
+        "{text}"
+    );
+    let log = std::fs::read_to_string(par.join("logs/transformer-mlm-seed1.log")).unwrap();
+    assert!(log.contains("measuring transformer-mlm seed 1"), "{log}");
+    for file in ["frozen/frozen.csv", "frozen/summary.csv"] {
+        assert_eq!(
+            std::fs::read_to_string(seq.join(file)).unwrap(),
+            std::fs::read_to_string(par.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    let zero = run(&[&base[..], &[par.to_str().unwrap(), "--jobs", "0"]].concat());
+    assert!(!zero.status.success());
+    assert!(
+        stderr(&zero).contains("--jobs must be at least 1"),
+        "{}",
+        stderr(&zero)
+    );
+}

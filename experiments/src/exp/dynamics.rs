@@ -307,7 +307,7 @@ impl Study {
 
 /// `--exp dynamics`.
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let cfg = super::paper::load_config(args, "dynamics")?;
+    let (cfg, path) = super::paper::load_config_from(args, "dynamics")?;
     let Some(dynamics) = cfg.dynamics.clone() else {
         anyhow::bail!(
             "--exp dynamics needs a [dynamics] table in its config (experiments/configs/dynamics.toml has one)"
@@ -333,10 +333,21 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     study.announce_unless(&ids, &|id, seed| {
         study.dynamics_path(id, seed, pooled).is_file()
     });
+    let pending: Vec<(ModelId, u64)> = ids
+        .iter()
+        .flat_map(|&id| study.cfg.seeds.iter().map(move |&s| (id, s)))
+        .filter(|&(id, s)| !study.dynamics_path(id, s, pooled).is_file())
+        .collect();
+    super::jobs::run_pending(
+        args,
+        path.as_deref(),
+        &pending,
+        super::jobs::Work::Snapshots,
+    )?;
     let mut rows = Vec::new();
     for &id in &ids {
         for &seed in &study.cfg.seeds {
-            rows.extend(study.dynamics(id, seed, dynamics.pooled_snapshots)?);
+            rows.extend(study.dynamics(id, seed, pooled)?);
         }
     }
     let dir = study.out.join("dynamics");

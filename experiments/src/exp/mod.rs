@@ -5,6 +5,7 @@ pub mod corpus_stats;
 pub mod dynamics;
 pub mod eval;
 pub mod evidence;
+pub mod jobs;
 pub mod paper;
 pub mod report;
 pub mod study;

@@ -200,6 +200,11 @@ pub fn name(exp: Experiment) -> &'static str {
 }
 
 pub fn load_config(args: &Args, exp: &str) -> anyhow::Result<Config> {
+    Ok(load_config_from(args, exp)?.0)
+}
+
+/// [`load_config`], and the file it came from (none: the defaults).
+pub fn load_config_from(args: &Args, exp: &str) -> anyhow::Result<(Config, Option<PathBuf>)> {
     let (mut cfg, path) = config::load::<Config>(args, exp)?;
     if let Some(p) = &path {
         println!("config {}", p.display());
@@ -214,23 +219,67 @@ pub fn load_config(args: &Args, exp: &str) -> anyhow::Result<Config> {
         cfg.quick();
     }
     config::check_transformer(path.as_deref(), &cfg.model, &cfg.training)?;
-    Ok(cfg)
+    Ok((cfg, path))
 }
 
 /// `--exp <one of PAPER>`.
 pub fn run(args: &Args, exp: Experiment) -> anyhow::Result<()> {
-    let study = Study::load(args, load_config(args, name(exp))?)?;
+    let (cfg, path) = load_config_from(args, name(exp))?;
+    let study = Study::load(args, cfg)?;
     study.announce(&models(exp));
+    side_by_side(args, path.as_deref(), &study, &models(exp))?;
     view(&study, exp)
+}
+
+/// `--jobs N`: the models not measured yet, trained and measured in child processes first.
+fn side_by_side(
+    args: &Args,
+    config: Option<&Path>,
+    study: &Study,
+    ids: &[ModelId],
+) -> anyhow::Result<()> {
+    let pending: Vec<(ModelId, u64)> = ids
+        .iter()
+        .flat_map(|&id| study.cfg.seeds.iter().map(move |&s| (id, s)))
+        .filter(|&(id, s)| !study.is_measured(id, s))
+        .collect();
+    super::jobs::run_pending(args, config, &pending, super::jobs::Work::Scores)
+}
+
+/// `--exp measure-model --model <name> --seed <s>` (what `--jobs` starts): one model of the
+/// study trained and measured, its measurements left for the parent.
+pub fn measure_one(args: &Args, work: super::jobs::Work) -> anyhow::Result<()> {
+    let id = super::jobs::model_arg(args)?;
+    let cfg = load_config(args, "measure-model")?;
+    let study = Study::load(args, cfg)?;
+    let pooled = study
+        .cfg
+        .dynamics
+        .as_ref()
+        .is_some_and(|d| d.pooled_snapshots);
+    for &seed in &study.cfg.seeds {
+        match work {
+            super::jobs::Work::Scores => drop(study.scores(id, seed)?),
+            super::jobs::Work::Snapshots => drop(study.dynamics(id, seed, pooled)?),
+        }
+    }
+    Ok(())
 }
 
 /// `--exp all`: every model trained and measured once (paper.toml), then every view, the
 /// backend comparison and the report.
 pub fn all(args: &Args) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    let study = Study::load(args, load_config(args, "paper")?)?;
-    let every: BTreeSet<ModelId> = PAPER.iter().flat_map(|&e| models(e)).collect();
-    study.announce(&every.into_iter().collect::<Vec<_>>());
+    let (cfg, path) = load_config_from(args, "paper")?;
+    let study = Study::load(args, cfg)?;
+    let every: Vec<ModelId> = PAPER
+        .iter()
+        .flat_map(|&e| models(e))
+        .collect::<BTreeSet<ModelId>>()
+        .into_iter()
+        .collect();
+    study.announce(&every);
+    side_by_side(args, path.as_deref(), &study, &every)?;
     for exp in PAPER {
         println!("== {}", name(exp));
         view(&study, exp)?;

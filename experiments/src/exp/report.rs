@@ -363,7 +363,11 @@ fn findings(src: &Sources) -> String {
                 )
             };
             let untied = loss(ModelId::Mlm);
-            let _ = writeln!(w, "- separate W_Q, W_K, W_V (MLM): {}", fmt_iv(&seed_mean(&untied)));
+            let _ = writeln!(
+                w,
+                "- separate W_Q, W_K, W_V (MLM): {}",
+                fmt_iv(&seed_mean(&untied))
+            );
             for v in [ModelId::SharedQk, ModelId::SharedQkv] {
                 let l = loss(v);
                 if l.len() >= 2 && untied.len() >= 2 {
