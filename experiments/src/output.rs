@@ -17,21 +17,6 @@ pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> {
     .with_context(|| format!("{}: cannot write", path.display()))
 }
 
-/// Reads a CSV written by [`write_csv`]; errors name the file and the line.
-pub fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
-    let mut reader =
-        csv::Reader::from_path(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    reader
-        .deserialize()
-        .map(|r| {
-            r.map_err(|e| {
-                let line = e.position().map_or(0, |p| p.line());
-                anyhow::anyhow!("{}:{line}: {e}", path.display())
-            })
-        })
-        .collect()
-}
-
 /// One measurement, in the tidy layout every experiment writes: one row per
 /// (model, representation, layer, benchmark, metric), with the sample size and the OOV count.
 #[derive(Clone, Debug, Serialize, serde::Deserialize)]
@@ -167,8 +152,9 @@ pub fn write_csv_gz<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()>
     .with_context(|| format!("{}: cannot write", path.display()))
 }
 
-/// Reads a CSV written by [`write_csv_gz`] (or plain); errors name the file and the line.
-pub fn read_csv_gz<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
+/// Reads a CSV written by [`write_csv`] or [`write_csv_gz`] (gzip is recognised by its magic
+/// bytes); errors name the file and the line.
+pub fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
     let text = corpus::read::read_text(path)?;
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     reader
@@ -185,7 +171,7 @@ pub fn read_csv_gz<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Resul
 /// Reads [`write_items`]' files; errors name the file and line.
 pub fn read_items(path: &Path) -> anyhow::Result<Vec<ItemRow>> {
     let mut rows = Vec::new();
-    for row in read_csv_gz::<ItemRow>(path)? {
+    for row in read_csv::<ItemRow>(path)? {
         let check = if row.kind == "cosine" {
             decode_cosines(&row.values).map(|_| ())
         } else {

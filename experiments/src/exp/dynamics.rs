@@ -245,7 +245,7 @@ impl Study {
     ) -> anyhow::Result<Vec<DynamicsRow>> {
         let path = self.dynamics_path(id, seed, pooled);
         if path.is_file() {
-            return output::read_csv_gz(&path);
+            return output::read_csv(&path);
         }
         let epoch_tokens =
             self.seqs.steps_per_epoch(self.cfg.training.batch_size) as u64 * self.tokens_per_step();
