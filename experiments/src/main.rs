@@ -131,7 +131,9 @@ pub struct Args {
     pub threads: Option<usize>,
     /// Paper experiments and `dynamics`: how many models train and measure side by side, one
     /// child process each (their output in <out>/logs/). 1: one after another, in this process.
-    #[arg(long, default_value_t = 1)]
+    /// 2 by default: flex keeps little more than one core busy, and two trainings side by side
+    /// gave 1.77x the models per hour of one on a 2-core machine (results/bench/jobs.csv).
+    #[arg(long, default_value_t = 2)]
     pub jobs: usize,
     /// How many neighbours `neighbours` prints.
     #[arg(long, default_value_t = 10)]

@@ -285,7 +285,8 @@ fn stdout(o: &Output) -> String {
 fn paper_layers_quick_scores_every_layer_caches_models_and_reports() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();
-    let o = run(&["--exp", "layers", "--quick", "--out", out]);
+    // One model after another, in this process (the default trains two side by side).
+    let o = run(&["--exp", "layers", "--quick", "--out", out, "--jobs", "1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("training transformer-mlm seed 3"));
     // The plan comes first: what will be trained, and an estimate.
@@ -397,7 +398,12 @@ fn paper_layers_quick_scores_every_layer_caches_models_and_reports() {
         cfg.to_str().unwrap(),
     ]);
     assert!(changed.status.success(), "{}", stderr(&changed));
-    assert!(stdout(&changed).contains("training transformer-mlm seed 1"));
+    // By default the two models (word2vec, MLM) train side by side in child processes.
+    assert!(
+        stdout(&changed).contains("started transformer-mlm seed 1"),
+        "{}",
+        stdout(&changed)
+    );
 
     let report = run(&["--exp", "report", "--out", out]);
     assert!(report.status.success(), "{}", stderr(&report));
@@ -808,7 +814,7 @@ fn jobs_train_models_side_by_side_with_the_sequential_results() {
     let dir = tempfile::tempdir().unwrap();
     let (seq, par) = (dir.path().join("seq"), dir.path().join("par"));
     let base = ["--exp", "frozen", "--quick", "--seed", "1", "--out"];
-    let one = run(&[&base[..], &[seq.to_str().unwrap()]].concat());
+    let one = run(&[&base[..], &[seq.to_str().unwrap(), "--jobs", "1"]].concat());
     assert!(one.status.success(), "{}", stderr(&one));
     let two = run(&[&base[..], &[par.to_str().unwrap(), "--jobs", "2"]].concat());
     assert!(two.status.success(), "{}", stderr(&two));
