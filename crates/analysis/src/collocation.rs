@@ -247,9 +247,7 @@ pub fn permutation_z(a: &[f64], b: &[f64], draws: usize, seed: u64) -> f64 {
     let mut rng = crate::inference::SplitMix64::new(seed);
     let null: Vec<f64> = (0..draws)
         .map(|_| {
-            for i in (1..pooled.len()).rev() {
-                pooled.swap(i, crate::inference::index(&mut rng, i + 1));
-            }
+            crate::inference::shuffle(&mut pooled, &mut rng);
             mean(&pooled[..a.len()]) - mean(&pooled[a.len()..])
         })
         .collect();

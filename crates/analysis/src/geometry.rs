@@ -129,9 +129,7 @@ pub fn linear_cka_wide_null(
     let mut order: Vec<usize> = (0..n).collect();
     let mut total = 0.0;
     for _ in 0..draws {
-        for i in (1..n).rev() {
-            order.swap(i, crate::inference::index(&mut rng, i + 1));
-        }
+        crate::inference::shuffle(&mut order, &mut rng);
         let shuffled: Vec<f32> = order
             .iter()
             .flat_map(|&r| y[r * k..(r + 1) * k].iter().copied())
@@ -250,9 +248,7 @@ pub fn activation_geometry(
     // The real-token positions, a seeded sample of them.
     let mut real: Vec<usize> = (0..ids.len()).filter(|&i| ids[i] < n_words).collect();
     let mut rng = crate::inference::SplitMix64::new(seed);
-    for i in (1..real.len()).rev() {
-        real.swap(i, crate::inference::index(&mut rng, i + 1));
-    }
+    crate::inference::shuffle(&mut real, &mut rng);
     real.truncate(max_tokens);
     real.sort_unstable();
     let n = real.len();

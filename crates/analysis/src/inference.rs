@@ -24,6 +24,14 @@ pub fn index(rng: &mut SplitMix64, n: usize) -> usize {
     ((rng.next_u64() as u128 * n as u128) >> 64) as usize
 }
 
+/// Shuffles `items` in place (Fisher-Yates, from the last position down, each swap partner
+/// drawn by [`index`]): every permutation null and seeded sample in this crate draws through it.
+pub fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
+    for i in (1..items.len()).rev() {
+        items.swap(i, index(rng, i + 1));
+    }
+}
+
 /// A point estimate with a two-sided percentile interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Interval {
@@ -157,9 +165,7 @@ pub fn permutation_band(
     let mut shuffled = y.to_vec();
     let draws: Vec<f64> = (0..resamples)
         .map(|_| {
-            for i in (1..shuffled.len()).rev() {
-                shuffled.swap(i, crate::inference::index(&mut rng, i + 1));
-            }
+            shuffle(&mut shuffled, &mut rng);
             stat(x, &shuffled)
         })
         .collect();
