@@ -169,14 +169,7 @@ pub fn save(
     pending: Pending,
     curve: &[CurvePoint],
 ) -> Result<(), TrainError> {
-    if let Some((param, value)) = first_non_finite(model) {
-        return Err(TrainError::NonFiniteWeights {
-            step,
-            param,
-            value,
-            checkpoint: self::step(dir).map_or("none".into(), |s| format!("step {s}")),
-        });
-    }
+    refuse_non_finite(model, step, dir)?;
     let tmp = sibling(dir, "tmp");
     let old = sibling(dir, "old");
     if tmp.exists() {
@@ -228,15 +221,7 @@ pub fn snapshot_path(run_dir: &Path, step: usize) -> PathBuf {
 /// [`save`], refuses non-finite weights.
 pub fn save_snapshot(run_dir: &Path, model: &Transformer, step: usize) -> Result<(), TrainError> {
     let path = snapshot_path(run_dir, step);
-    if let Some((param, value)) = first_non_finite(model) {
-        return Err(TrainError::NonFiniteWeights {
-            step,
-            param,
-            value,
-            checkpoint: self::step(&run_dir.join("checkpoint"))
-                .map_or("none".into(), |s| format!("step {s}")),
-        });
-    }
+    refuse_non_finite(model, step, &run_dir.join("checkpoint"))?;
     let dir = path.parent().expect("snapshots live in a directory");
     std::fs::create_dir_all(dir).map_err(|e| err(dir, e))?;
     let tmp = dir.join(format!("step-{step}.tmp.bpk"));
@@ -252,14 +237,33 @@ pub fn load_snapshot(
     model_cfg: &TransformerConfig,
     device: &burn::tensor::Device,
 ) -> Result<Transformer, TrainError> {
-    let path = snapshot_path(run_dir, step);
-    let record = burn::store::ModuleRecord::load(&path).map_err(|e| err(&path, e))?;
-    let model = model_cfg
-        .init(device)
-        .try_load_record(record)
-        .map_err(|e| err(&path, e))?;
+    load_weights(&snapshot_path(run_dir, step), model_cfg.init(device))
+}
+
+/// Refuses weights with a NaN or an infinity before anything is written: the error names the
+/// parameter and the last checkpoint in `ckpt` (what a run can continue from).
+fn refuse_non_finite(model: &Transformer, step: usize, ckpt: &Path) -> Result<(), TrainError> {
+    match first_non_finite(model) {
+        Some((param, value)) => Err(TrainError::NonFiniteWeights {
+            step,
+            param,
+            value,
+            checkpoint: self::step(ckpt).map_or("none".into(), |s| format!("step {s}")),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The weights in `path` loaded into `model` (of the architecture that wrote them); a weight
+/// that is not finite is an error naming the file, never a model to continue from or measure.
+fn load_weights(path: &Path, model: Transformer) -> Result<Transformer, TrainError> {
+    let record = burn::store::ModuleRecord::load(path).map_err(|e| err(path, e))?;
+    let model = model.try_load_record(record).map_err(|e| err(path, e))?;
     if let Some((param, value)) = first_non_finite(&model) {
-        return Err(err(&path, format!("parameter {param} holds {value}")));
+        return Err(err(
+            path,
+            format!("parameter {param} holds {value}: not weights to continue from or measure"),
+        ));
     }
     Ok(model)
 }
@@ -294,17 +298,7 @@ pub(crate) fn load(
             "the training config differs from the checkpoint's; use a new run directory",
         ));
     }
-    let record = burn::store::ModuleRecord::load(dir.join("model.bpk"))
-        .map_err(|e| err(&dir.join("model.bpk"), e))?;
-    let model = model
-        .try_load_record(record)
-        .map_err(|e| err(&dir.join("model.bpk"), e))?;
-    if let Some((param, value)) = first_non_finite(&model) {
-        return Err(err(
-            &dir.join("model.bpk"),
-            format!("parameter {param} holds {value}: not a checkpoint to continue from"),
-        ));
-    }
+    let model = load_weights(&dir.join("model.bpk"), model)?;
     let optim = optim
         .load(dir.join("optimizer.bpk"))
         .map_err(|e| err(&dir.join("optimizer.bpk"), e))?;
