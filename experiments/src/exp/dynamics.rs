@@ -131,17 +131,13 @@ impl DynamicsConfig {
         self.models
             .iter()
             .map(|name| {
-                ModelId::ALL
-                    .iter()
-                    .copied()
-                    .find(|m| m.name() == name)
-                    .ok_or_else(|| {
-                        let known: Vec<&str> = ModelId::ALL.iter().map(|m| m.name()).collect();
-                        anyhow::anyhow!(
-                            "[dynamics] models: unknown model {name:?}; known: {}",
-                            known.join(", ")
-                        )
-                    })
+                ModelId::from_name(name).ok_or_else(|| {
+                    let known: Vec<&str> = ModelId::ALL.iter().map(|m| m.name()).collect();
+                    anyhow::anyhow!(
+                        "[dynamics] models: unknown model {name:?}; known: {}",
+                        known.join(", ")
+                    )
+                })
             })
             .collect()
     }
@@ -330,14 +326,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         t.snapshot_steps
     );
     let pooled = dynamics.pooled_snapshots;
-    study.announce_unless(&ids, &|id, seed| {
+    let pending = study.missing(&ids, &|id, seed| {
         study.dynamics_path(id, seed, pooled).is_file()
     });
-    let pending: Vec<(ModelId, u64)> = ids
-        .iter()
-        .flat_map(|&id| study.cfg.seeds.iter().map(move |&s| (id, s)))
-        .filter(|&(id, s)| !study.dynamics_path(id, s, pooled).is_file())
-        .collect();
+    study.announce(&pending);
     super::jobs::run_pending(
         args,
         path.as_deref(),
@@ -382,12 +374,8 @@ fn curves(
         }
         let mut points = Vec::new();
         for (tokens, v) in by_tokens {
-            let mean = v.iter().sum::<f64>() / v.len() as f64;
-            let spread = (v.len() > 1).then(|| {
-                let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-                let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                (min, max)
-            });
+            let s = super::paper::Spread::of(&v);
+            let (mean, spread) = (s.mean, (v.len() > 1).then_some((s.min, s.max)));
             if tokens == 0 {
                 if lo.is_finite() {
                     points.push((lo, mean, spread));

@@ -151,9 +151,5 @@ fn spawn(
 /// The model named by `--model` (a `model` column name).
 pub fn model_arg(args: &Args) -> anyhow::Result<ModelId> {
     let name = args.model.as_deref().context("--model is required")?;
-    ModelId::ALL
-        .iter()
-        .copied()
-        .find(|m| m.name() == name)
-        .with_context(|| format!("--model: unknown model {name:?}"))
+    ModelId::from_name(name).with_context(|| format!("--model: unknown model {name:?}"))
 }

@@ -34,15 +34,15 @@ pub struct Summary {
 }
 
 /// Mean, sample standard deviation (0 for one value), min and max of a non-empty sample.
-struct Spread {
-    mean: f64,
-    sd: f64,
-    min: f64,
-    max: f64,
+pub(crate) struct Spread {
+    pub mean: f64,
+    pub sd: f64,
+    pub min: f64,
+    pub max: f64,
 }
 
 impl Spread {
-    fn of(v: &[f64]) -> Spread {
+    pub(crate) fn of(v: &[f64]) -> Spread {
         let k = v.len() as f64;
         let mean = v.iter().sum::<f64>() / k;
         let sd = if v.len() > 1 {
@@ -226,24 +226,21 @@ pub fn load_config_from(args: &Args, exp: &str) -> anyhow::Result<(Config, Optio
 pub fn run(args: &Args, exp: Experiment) -> anyhow::Result<()> {
     let (cfg, path) = load_config_from(args, name(exp))?;
     let study = Study::load(args, cfg)?;
-    study.announce(&models(exp));
-    side_by_side(args, path.as_deref(), &study, &models(exp))?;
+    prepare(args, path.as_deref(), &study, &models(exp))?;
     view(&study, exp)
 }
 
-/// `--jobs N`: the models not measured yet, trained and measured in child processes first.
-fn side_by_side(
+/// Says what the models not measured yet will cost, then (`--jobs N`) trains and measures
+/// them in child processes.
+fn prepare(
     args: &Args,
     config: Option<&Path>,
     study: &Study,
     ids: &[ModelId],
 ) -> anyhow::Result<()> {
-    let pending: Vec<(ModelId, u64)> = ids
-        .iter()
-        .flat_map(|&id| study.cfg.seeds.iter().map(move |&s| (id, s)))
-        .filter(|&(id, s)| !study.is_measured(id, s))
-        .collect();
-    super::jobs::run_pending(args, config, &pending, super::jobs::Work::Scores)
+    let missing = study.missing(ids, &|id, s| study.is_measured(id, s));
+    study.announce(&missing);
+    super::jobs::run_pending(args, config, &missing, super::jobs::Work::Scores)
 }
 
 /// `--exp measure-model --model <name> --seed <s>` (what `--jobs` starts): one model of the
@@ -278,8 +275,7 @@ pub fn all(args: &Args) -> anyhow::Result<()> {
         .collect::<BTreeSet<ModelId>>()
         .into_iter()
         .collect();
-    study.announce(&every);
-    side_by_side(args, path.as_deref(), &study, &every)?;
+    prepare(args, path.as_deref(), &study, &every)?;
     for exp in PAPER {
         println!("== {}", name(exp));
         view(&study, exp)?;

@@ -251,6 +251,11 @@ impl ModelId {
         ModelId::NoAttention,
     ];
 
+    /// The model whose [`ModelId::name`] is `name`.
+    pub fn from_name(name: &str) -> Option<ModelId> {
+        ModelId::ALL.iter().copied().find(|m| m.name() == name)
+    }
+
     /// The `model` column of the tidy rows.
     pub fn name(self) -> &'static str {
         match self {
@@ -443,19 +448,31 @@ impl Study {
             seed,
             &(&self.corpus_cfg, &w),
         );
+        let what = format!(
+            "{} seed {seed} on {:.2}M tokens",
+            id.name(),
+            tokens as f64 / 1e6
+        );
+        self.word2vec_vectors(&dir, &w, &what, false)
+    }
+
+    /// The vectors of the word2vec run `w` in `dir`: read when the run is kept, trained (and
+    /// kept, with its config) otherwise. `what` names the run in the progress line.
+    fn word2vec_vectors(
+        &self,
+        dir: &std::path::Path,
+        w: &Word2VecConfig,
+        what: &str,
+        progress: bool,
+    ) -> anyhow::Result<WordVectors> {
         let file = dir.join("vectors.bin");
         if file.exists() {
             return Ok(word2vec::format::read(&file)?);
         }
-        println!(
-            "training {} seed {seed} on {:.2}M tokens -> {}",
-            id.name(),
-            tokens as f64 / 1e6,
-            dir.display()
-        );
-        let trained = word2vec::train(&self.corpus, &w, false)?;
+        println!("training {what} -> {}", dir.display());
+        let trained = word2vec::train(&self.corpus, w, progress)?;
         word2vec::format::write(&trained.vectors, &file, word2vec::format::Format::Binary)?;
-        runs::record_key(&dir, &(&self.corpus_cfg, &w))?;
+        runs::record_key(dir, &(&self.corpus_cfg, w))?;
         Ok(trained.vectors)
     }
 
@@ -535,67 +552,61 @@ impl Study {
         Ok((outcome.model.valid(), outcome.curve))
     }
 
-    /// What scoring `ids` at every seed will train, and about how long it will take: printed
-    /// before any training, so that a first run that would take hours says so (and how to avoid
-    /// it) instead of going quiet. Models whose measurements are kept are not trained; a
-    /// transformer's time is its remaining tokens over the median training speed of earlier
-    /// runs of the same variant kept under `measurements/` (any variant's, failing that).
-    pub fn announce(&self, ids: &[ModelId]) {
-        self.announce_unless(ids, &|id, seed| self.is_measured(id, seed));
-    }
-
-    /// [`Study::announce`], with `kept` saying which (model, seed) needs no work.
-    pub fn announce_unless(&self, ids: &[ModelId], kept_already: &dyn Fn(ModelId, u64) -> bool) {
+    /// What measuring the `missing` (model, seed) pairs ([`Study::missing`]: those whose
+    /// measurements are not kept) will train, and about how long it will take: printed before
+    /// any training, so that a first run that would take hours says so (and how to avoid it)
+    /// instead of going quiet. A transformer's time is its remaining tokens over the median
+    /// training speed of earlier runs of the same variant kept under `measurements/` (any
+    /// variant's, failing that).
+    pub fn announce(&self, missing: &[(ModelId, u64)]) {
         let mut lines = Vec::new();
         let mut total = 0.0;
         let mut untimed = 0;
         let kept = self.kept_speeds();
-        for &id in ids {
-            for &seed in &self.cfg.seeds {
-                if kept_already(id, seed) || id == ModelId::Untrained {
-                    continue;
-                }
-                if id.is_word2vec() {
+        for &(id, seed) in missing {
+            if id == ModelId::Untrained {
+                continue;
+            }
+            if id.is_word2vec() {
+                lines.push(format!(
+                    "  {} seed {seed}: word2vec, about a minute",
+                    id.name()
+                ));
+                total += 60.0;
+                continue;
+            }
+            let (_, training) = self.variant(id, seed);
+            let curve = read_curve(&self.run_dir(id, seed)).unwrap_or_default();
+            let done = curve.iter().map(|p| p.step).max().unwrap_or(0);
+            if training::finished(&curve, &training) {
+                lines.push(format!(
+                    "  {} seed {seed}: trained, to be measured",
+                    id.name()
+                ));
+                continue;
+            }
+            let left = training.steps - done;
+            let tokens = (left * training.batch_size * training.seq_len) as f64;
+            let label = self.run_label(id, seed);
+            match median_speed(&kept, &label) {
+                Some(speed) => {
+                    let secs = tokens / speed;
+                    total += secs;
                     lines.push(format!(
-                        "  {} seed {seed}: word2vec, about a minute",
-                        id.name()
+                        "  {} seed {seed}: {left} steps, {:.1}M tokens, about {:.0} min at {:.0} tokens/s",
+                        id.name(),
+                        tokens / 1e6,
+                        secs / 60.0,
+                        speed
                     ));
-                    total += 60.0;
-                    continue;
                 }
-                let (_, training) = self.variant(id, seed);
-                let curve = read_curve(&self.run_dir(id, seed)).unwrap_or_default();
-                let done = curve.iter().map(|p| p.step).max().unwrap_or(0);
-                if training::finished(&curve, &training) {
+                None => {
+                    untimed += 1;
                     lines.push(format!(
-                        "  {} seed {seed}: trained, to be measured",
-                        id.name()
+                        "  {} seed {seed}: {left} steps, {:.1}M tokens (not timed: no earlier run kept)",
+                        id.name(),
+                        tokens / 1e6
                     ));
-                    continue;
-                }
-                let left = training.steps - done;
-                let tokens = (left * training.batch_size * training.seq_len) as f64;
-                let label = self.run_label(id, seed);
-                match median_speed(&kept, &label) {
-                    Some(speed) => {
-                        let secs = tokens / speed;
-                        total += secs;
-                        lines.push(format!(
-                            "  {} seed {seed}: {left} steps, {:.1}M tokens, about {:.0} min at {:.0} tokens/s",
-                            id.name(),
-                            tokens / 1e6,
-                            secs / 60.0,
-                            speed
-                        ));
-                    }
-                    None => {
-                        untimed += 1;
-                        lines.push(format!(
-                            "  {} seed {seed}: {left} steps, {:.1}M tokens (not timed: no earlier run kept)",
-                            id.name(),
-                            tokens / 1e6
-                        ));
-                    }
                 }
             }
         }
@@ -623,6 +634,19 @@ impl Study {
             "estimated training time: {:.0} min{untimed}, plus measuring; `--quick` runs the same code at toy scale in minutes",
             total / 60.0
         );
+    }
+
+    /// Every (model, seed) of `ids` at the study's seeds that `kept` does not already cover,
+    /// models outer and seeds inner: what [`Study::announce`] plans and `--jobs` farms out.
+    pub fn missing(
+        &self,
+        ids: &[ModelId],
+        kept: &dyn Fn(ModelId, u64) -> bool,
+    ) -> Vec<(ModelId, u64)> {
+        ids.iter()
+            .flat_map(|&id| self.cfg.seeds.iter().map(move |&s| (id, s)))
+            .filter(|&(id, s)| !kept(id, s))
+            .collect()
     }
 
     /// The run directory's label (`mlm-shared-qk`, ...) without seed and hash.
@@ -832,16 +856,8 @@ impl Study {
         dir: &std::path::Path,
     ) -> anyhow::Result<(Vec<TidyRow>, Vec<ItemRow>)> {
         let w = self.word2vec_config(id, seed);
-        let file = dir.join("vectors.bin");
-        let vectors = if file.exists() {
-            word2vec::format::read(&file)?
-        } else {
-            println!("training {} seed {seed} -> {}", id.name(), dir.display());
-            let trained = word2vec::train(&self.corpus, &w, true)?;
-            word2vec::format::write(&trained.vectors, &file, word2vec::format::Format::Binary)?;
-            runs::record_key(dir, &(&self.corpus_cfg, &w))?;
-            trained.vectors
-        };
+        let vectors =
+            self.word2vec_vectors(dir, &w, &format!("{} seed {seed}", id.name()), true)?;
         Ok(self.score_table(&vectors, &self.template(id, seed, "static")))
     }
 
