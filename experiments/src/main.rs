@@ -79,7 +79,7 @@ pub enum Backend {
     Wgpu,
 }
 
-#[derive(Debug, Parser)]
+#[derive(Clone, Debug, Parser)]
 #[command(
     name = "experiments",
     about = "embedlab: word2vec vs transformer embeddings, measured"
@@ -197,7 +197,7 @@ impl Experiment {
             Analogy | Similarity | Layers | Qkv | Frozen | Objective | Contextuality | Dynamics
             | All => PAPER,
             MeasureModel | MeasureSnapshots => ONE,
-            Report => &["out", "quick"],
+            Report => &["config", "out", "quick"],
             CheckOutputs => &["out"],
         }
     }

@@ -661,12 +661,14 @@ fn dynamics_quick_measures_snapshots_at_matched_token_counts() {
     std::fs::write(
         &cfg,
         format!(
-            "extends = {:?}\n[dynamics]\nmodels = [\"transformer-mlm\", \"transformer-untrained\", \"word2vec-sgns\"]\n",
+            "extends = {:?}\n[dynamics]\nmodels = [\"transformer-mlm\", \"transformer-untrained\", \"word2vec-sgns\"]\nfindings = false\n",
             base.to_str().unwrap()
         ),
     )
     .unwrap();
-    let out = dir.path().join("out");
+    let out_arg = dir.path().join("out");
+    // The study lives under <out>/fair-budget.
+    let out = out_arg.join("fair-budget");
     let args = [
         "--exp",
         "dynamics",
@@ -676,11 +678,12 @@ fn dynamics_quick_measures_snapshots_at_matched_token_counts() {
         "--config",
         cfg.to_str().unwrap(),
         "--out",
-        out.to_str().unwrap(),
+        out_arg.to_str().unwrap(),
     ];
     let o = run(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
+    assert!(!out.join("REPORT.md").exists(), "findings = false");
     // --quick: an epoch of 8 steps, 5 epochs, snapshots at 1/8 .. 5 epochs.
     assert!(
         text.contains("up to 40 steps")
@@ -840,5 +843,75 @@ fn jobs_train_models_side_by_side_with_the_sequential_results() {
         stderr(&zero).contains("--jobs must be at least 1"),
         "{}",
         stderr(&zero)
+    );
+}
+
+/// `[roles]`: the fair-budget config reads the frozen input against the untied masked LM, so
+/// `--exp frozen` trains and compares exactly those two, the report names them, and a role
+/// given a model that is not a trained transformer is refused, naming the key.
+#[test]
+fn roles_choose_the_models_a_comparison_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cfg = manifest_dir().join("configs/dynamics.toml");
+    let (cfg_s, out_s) = (cfg.to_str().unwrap(), out.to_str().unwrap());
+    let args = |exp| {
+        [
+            "--exp", exp, "--quick", "--seed", "1", "--config", cfg_s, "--out", out_s,
+        ]
+    };
+    let o = run(&args("frozen"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut r = csv::Reader::from_path(out.join("frozen/frozen.csv")).unwrap();
+    let col = r
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|c| c == "model")
+        .unwrap();
+    let models: std::collections::BTreeSet<String> =
+        r.records().map(|x| x.unwrap()[col].to_string()).collect();
+    assert_eq!(
+        models.into_iter().collect::<Vec<_>>(),
+        [
+            "transformer-mlm-frozen-embedding-untied-head",
+            "transformer-mlm-untied-head"
+        ]
+    );
+    let o = run(&[
+        "--exp", "report", "--quick", "--config", cfg_s, "--out", out_s,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    assert!(
+        report.contains("MLM frozen input, untied head against MLM untied head."),
+        "{report}"
+    );
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        format!(
+            "extends = {:?}\n[roles]\nfrozen = \"word2vec-sgns\"\n",
+            cfg.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let o = run(&[
+        "--exp",
+        "frozen",
+        "--quick",
+        "--config",
+        bad.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("bad.toml")
+            && err.contains("[roles] frozen: \"word2vec-sgns\" is not a trained transformer")
+            && err.contains("transformer-mlm-untied-head"),
+        "{err}"
     );
 }

@@ -14,7 +14,14 @@
 //! Rows ([`DynamicsRow`]) are a model's tidy rows with `step`, `tokens_seen` and `epochs`,
 //! kept per model as `measurements/<run>/dynamics-<h>.csv.gz` (committed, so the study is
 //! completed over several sittings and only what is missing is trained or measured), and
-//! gathered in `<out>/dynamics/dynamics.csv`; figures draw each measure against tokens seen.
+//! gathered in `dynamics/dynamics.csv`; figures draw each measure against tokens seen.
+//!
+//! Then (`findings`) the final models go through the paper's seven comparisons with `[roles]`
+//! read from the config (the matched-targets causal LM, the frozen input against the untied
+//! masked LM, the no-attention control), each measured in full, pooled vectors included, and
+//! `REPORT.md` gives every finding with its interval. Everything lives under
+//! `<out>/fair-budget/` ([`STUDY_DIR`]), so the paper's 800-step results beside it stay as they
+//! are.
 
 use std::collections::BTreeMap;
 
@@ -44,6 +51,9 @@ pub struct DynamicsConfig {
     /// Also pool aggregated vectors at every snapshot (minutes per snapshot on 2 cores); the
     /// final model is always measured in full by the paper's experiments.
     pub pooled_snapshots: bool,
+    /// After the curves, run the paper's comparisons on the final models and write the
+    /// report (every model the `[roles]` name is trained if it is not followed).
+    pub findings: bool,
 }
 
 impl Default for DynamicsConfig {
@@ -70,9 +80,14 @@ impl Default for DynamicsConfig {
             .map(|m| m.name().to_string())
             .collect(),
             pooled_snapshots: false,
+            findings: true,
         }
     }
 }
+
+/// The fair-budget study's own directory under `--out`: its runs, measurements, curves,
+/// figures and report.
+pub const STUDY_DIR: &str = "fair-budget";
 
 /// Steps per epoch standing in for the real one under `--quick`, so that a toy run still has
 /// every snapshot, evaluation and plateau check.
@@ -310,6 +325,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         );
     };
     let ids = dynamics.model_ids()?;
+    let args = &Args {
+        out: args.out.join(STUDY_DIR),
+        ..args.clone()
+    };
     let study = Study::load(args, cfg)?;
     let t = &study.cfg.training;
     let epoch = if args.quick {
@@ -346,6 +365,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     output::write_csv(&dir.join("dynamics.csv"), &rows)?;
     figures(&rows, &ids, &dir)?;
     println!("wrote {}", dir.display());
+    if dynamics.findings {
+        super::paper::views(args, path.as_deref(), &study)?;
+        super::report::write(&args.out, study.cast, args.quick)?;
+    }
     Ok(())
 }
 

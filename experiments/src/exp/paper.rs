@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::study::{Config, ModelId, Study};
+use super::study::{Cast, Config, ModelId, Study};
 use crate::output::{self, TidyRow};
 use crate::plot::{self, Panel, Series};
 use crate::{config, Args, Experiment};
@@ -160,17 +160,20 @@ fn point(x: f64, s: &Summary) -> (f64, f64, Option<(f64, f64)>) {
     (x, s.mean, (s.seeds > 1).then_some((s.min, s.max)))
 }
 
-/// Which models each experiment needs.
-fn models(exp: Experiment) -> Vec<ModelId> {
+/// Which models each experiment needs, given who plays the causal LM, the frozen ablation
+/// and the attention control (`[roles]`).
+fn models(exp: Experiment, cast: &Cast) -> Vec<ModelId> {
     use ModelId::*;
+    let clm = cast.clm;
+    let control: Vec<ModelId> = cast.no_attention.into_iter().collect();
     match exp {
         // CLM beside MLM: the objective is the transformer's other reading of the corpus.
-        Experiment::Analogy | Experiment::Similarity => vec![Sgns, Cbow, Mlm, Clm],
+        Experiment::Analogy | Experiment::Similarity => vec![Sgns, Cbow, Mlm, clm],
         Experiment::Layers => vec![Sgns, Mlm],
         Experiment::Qkv => vec![Mlm, SharedQk, SharedQkv],
-        Experiment::Frozen => vec![Mlm, FrozenEmbedding],
-        Experiment::Objective => vec![Sgns, Mlm, Clm, Untrained],
-        Experiment::Contextuality => vec![Mlm, Clm, Untrained],
+        Experiment::Frozen => vec![cast.frozen_reference, cast.frozen],
+        Experiment::Objective => [vec![Sgns, Mlm, clm], control, vec![Untrained]].concat(),
+        Experiment::Contextuality => [vec![Mlm, clm], control, vec![Untrained]].concat(),
         _ => vec![],
     }
 }
@@ -219,6 +222,12 @@ pub fn load_config_from(args: &Args, exp: &str) -> anyhow::Result<(Config, Optio
         cfg.quick();
     }
     config::check_transformer(path.as_deref(), &cfg.model, &cfg.training)?;
+    if let Err(e) = cfg.roles.cast() {
+        let source = path
+            .as_ref()
+            .map_or("the built-in defaults".into(), |p| p.display().to_string());
+        anyhow::bail!("{source}: {e}");
+    }
     Ok((cfg, path))
 }
 
@@ -226,7 +235,7 @@ pub fn load_config_from(args: &Args, exp: &str) -> anyhow::Result<(Config, Optio
 pub fn run(args: &Args, exp: Experiment) -> anyhow::Result<()> {
     let (cfg, path) = load_config_from(args, name(exp))?;
     let study = Study::load(args, cfg)?;
-    prepare(args, path.as_deref(), &study, &models(exp))?;
+    prepare(args, path.as_deref(), &study, &models(exp, &study.cast))?;
     view(&study, exp)
 }
 
@@ -269,17 +278,7 @@ pub fn all(args: &Args) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let (cfg, path) = load_config_from(args, "paper")?;
     let study = Study::load(args, cfg)?;
-    let every: Vec<ModelId> = PAPER
-        .iter()
-        .flat_map(|&e| models(e))
-        .collect::<BTreeSet<ModelId>>()
-        .into_iter()
-        .collect();
-    prepare(args, path.as_deref(), &study, &every)?;
-    for exp in PAPER {
-        println!("== {}", name(exp));
-        view(&study, exp)?;
-    }
+    views(args, path.as_deref(), &study)?;
     drop(study);
     println!("== backends");
     super::backends::run(args)?;
@@ -292,10 +291,26 @@ pub fn all(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Every model of the seven comparisons trained and measured (`--jobs`), then each view.
+pub fn views(args: &Args, config: Option<&Path>, study: &Study) -> anyhow::Result<()> {
+    let every: Vec<ModelId> = PAPER
+        .iter()
+        .flat_map(|&e| models(e, &study.cast))
+        .collect::<BTreeSet<ModelId>>()
+        .into_iter()
+        .collect();
+    prepare(args, config, study, &every)?;
+    for exp in PAPER {
+        println!("== {}", name(exp));
+        view(study, exp)?;
+    }
+    Ok(())
+}
+
 fn view(study: &Study, exp: Experiment) -> anyhow::Result<()> {
     let exp_name = name(exp);
     let mut rows = Vec::new();
-    for id in models(exp) {
+    for id in models(exp, &study.cast) {
         for &seed in &study.cfg.seeds {
             rows.extend(study.scores(id, seed)?.into_iter().map(|r| TidyRow {
                 experiment: exp_name.into(),
@@ -308,7 +323,7 @@ fn view(study: &Study, exp: Experiment) -> anyhow::Result<()> {
     output::write_csv(&dir.join(format!("{exp_name}.csv")), &rows)?;
     // Which per-item outcomes this experiment's numbers rest on, for the report's intervals.
     let mut measured = Vec::new();
-    for id in models(exp) {
+    for id in models(exp, &study.cast) {
         for &seed in &study.cfg.seeds {
             let path = study.items_path(id, seed);
             let relative = path.strip_prefix(&study.out).unwrap_or(&path);
@@ -364,7 +379,7 @@ struct CurveRow {
 /// The loss curves (training and held-out, with tokens/s) of the experiment's transformers.
 fn write_curves(study: &Study, exp: Experiment, dir: &Path) -> anyhow::Result<()> {
     let mut rows = Vec::new();
-    for id in models(exp) {
+    for id in models(exp, &study.cast) {
         if id.is_word2vec() || id == ModelId::Untrained {
             continue;
         }
@@ -566,7 +581,7 @@ impl View<'_> {
             (ModelId::Sgns.name().into(), "static".into(), None),
             (ModelId::Cbow.name().into(), "static".into(), None),
         ];
-        for m in [ModelId::Mlm.name(), ModelId::Clm.name()] {
+        for m in [ModelId::Mlm.name(), self.study.cast.clm.name()] {
             if self
                 .table
                 .get(m, "embedding", None, benchmark, metric)
@@ -585,11 +600,7 @@ impl View<'_> {
     }
 
     fn rep_label(model: &str, representation: &str, layer: Option<usize>) -> String {
-        let who = if model == ModelId::Clm.name() {
-            "CLM"
-        } else {
-            "MLM"
-        };
+        let who = ModelId::from_name(model).map_or(model, |m| m.label());
         match (representation, layer) {
             ("static", _) if model == ModelId::Sgns.name() => "word2vec SGNS".into(),
             ("static", _) => "word2vec CBOW".into(),
@@ -962,7 +973,9 @@ impl View<'_> {
 
     fn frozen(&self) -> anyhow::Result<()> {
         let mut series = Vec::new();
-        for id in [ModelId::Mlm, ModelId::FrozenEmbedding] {
+        let cast = &self.study.cast;
+        let models = [cast.frozen_reference, cast.frozen];
+        for id in models {
             let mut by_step: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
             for &seed in &self.study.cfg.seeds {
                 for p in self.study.curve(id, seed)? {
@@ -993,7 +1006,6 @@ impl View<'_> {
             "cross-entropy (nats)",
             &series,
         )?;
-        let models = [ModelId::Mlm, ModelId::FrozenEmbedding];
         self.by_layer(
             "frozen-layers-analogy",
             "Analogy by layer, trained vs frozen embedding",
@@ -1015,12 +1027,7 @@ impl View<'_> {
     }
 
     fn objective(&self) -> anyhow::Result<()> {
-        let models = [
-            ModelId::Mlm,
-            ModelId::Clm,
-            ModelId::Untrained,
-            ModelId::Sgns,
-        ];
+        let models = models(Experiment::Objective, &self.study.cast);
         let groups: Vec<String> = models.iter().map(|m| m.label().to_string()).collect();
         let series: Vec<Series> = [
             ("collocated_cosine", "collocated pairs"),
@@ -1112,7 +1119,7 @@ impl View<'_> {
                 ),
             ],
         )?;
-        let series: Vec<Series> = [ModelId::Mlm, ModelId::Clm, ModelId::Untrained]
+        let series: Vec<Series> = models(Experiment::Contextuality, &self.study.cast)
             .iter()
             .flat_map(|m| {
                 [

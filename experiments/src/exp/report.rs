@@ -14,12 +14,33 @@ use analysis::inference::Interval;
 use super::eval::Benchmarks;
 use super::evidence::{per_seed, seed_difference, seed_mean, Evidence, Half, Rep};
 use super::paper::{is_small_set, name, Summary, Table, PAPER};
-use super::study::ModelId;
+use super::study::{Cast, ModelId};
 use crate::output::TidyRow;
 use crate::{output, paths, Args, Experiment};
 
+/// The README section a report of `results/` fills; a report of `results/<name>/` fills
+/// `<!-- <name>-findings:start -->` ... `<!-- <name>-findings:end -->`.
 const START: &str = "<!-- findings:start -->";
 const END: &str = "<!-- findings:end -->";
+
+/// The README markers of the report written to `out`, when `out` is the repository's
+/// `results/` or a directory right under it.
+fn readme_markers(out: &Path) -> Option<(String, String, String)> {
+    let results = std::fs::canonicalize(paths::repo_root().join("results")).ok()?;
+    if std::fs::canonicalize(out).ok() == Some(results.clone()) {
+        return Some((START.into(), END.into(), "results".into()));
+    }
+    // The parent, not `out` itself: a study's directory need not exist yet.
+    let name = out.file_name()?.to_str()?;
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty())?;
+    (std::fs::canonicalize(parent).ok()? == results).then(|| {
+        (
+            format!("<!-- {name}-findings:start -->"),
+            format!("<!-- {name}-findings:end -->"),
+            format!("results/{name}"),
+        )
+    })
+}
 
 /// `0.123 [0.100, 0.150]`: an estimate and its 95% interval.
 pub fn fmt_iv(iv: &Interval) -> String {
@@ -72,10 +93,12 @@ struct Sources {
     /// Each experiment's per-seed rows, for intervals over seeds.
     rows: Vec<(Experiment, Vec<TidyRow>)>,
     evidence: Option<Evidence>,
+    /// Who plays the causal LM, the frozen ablation and the attention control.
+    cast: Cast,
 }
 
 impl Sources {
-    fn load(out: &Path) -> anyhow::Result<Sources> {
+    fn load(out: &Path, cast: Cast) -> anyhow::Result<Sources> {
         let mut tables = Vec::new();
         let mut rows = Vec::new();
         let mut stale = Vec::new();
@@ -104,6 +127,7 @@ impl Sources {
             stale,
             rows,
             evidence,
+            cast,
         })
     }
 
@@ -126,7 +150,6 @@ impl Sources {
 const ANALOGY: &str = "questions-words";
 const ANALOGY_TOTAL: &str = "questions-words:total";
 const MLM: &str = "transformer-mlm";
-const CLM: &str = "transformer-clm";
 
 fn missing(md: &mut String, src: &Sources, exp: Experiment) {
     if src.stale.contains(&exp) {
@@ -222,6 +245,9 @@ fn findings(src: &Sources) -> String {
     let Some(ev) = src.evidence.as_ref() else {
         return md;
     };
+    // The causal LM read against the masked LM ([roles] clm): the full-loss one of the paper,
+    // or the matched-targets one of the fair-budget study.
+    let (clm, clm_label) = (src.cast.clm.name(), src.cast.clm.label());
 
     let _ = writeln!(w, "### Do contextual vectors solve analogies?\n");
     match src.get(Experiment::Analogy) {
@@ -238,7 +264,7 @@ fn findings(src: &Sources) -> String {
                 fixed("word2vec SGNS", ModelId::Sgns.name(), "static"),
                 fixed("word2vec CBOW", ModelId::Cbow.name(), "static"),
             ];
-            for (m, label) in [(MLM, "MLM"), (CLM, "CLM")] {
+            for (m, label) in [(MLM, "MLM"), (clm, clm_label)] {
                 reps.push(fixed(&format!("{label} embedding matrix"), m, "embedding"));
                 for r in ["decontextualized", "aggregated"] {
                     reps.extend(chosen(ev, &format!("{label} best {r}"), m, r, ANALOGY));
@@ -294,7 +320,7 @@ fn findings(src: &Sources) -> String {
     match src.get(Experiment::Similarity) {
         Some(t) => {
             let _ = writeln!(w, "Spearman rho with human judgements, each beside the 95% chance band of the pairs used (the same cosines permuted against the human scores). Sets marked * have under 150 pairs used: their chance band is about ±0.2 to ±0.5 wide, so they carry no conclusion alone. The best aggregated layer is chosen per set on dev pairs and scored on test pairs (hence fewer pairs).\n");
-            let _ = writeln!(w, "| set | chance band | word2vec SGNS | MLM embedding | MLM best aggregated layer | CLM embedding |");
+            let _ = writeln!(w, "| set | chance band | word2vec SGNS | MLM embedding | MLM best aggregated layer | {clm_label} embedding |");
             let _ = writeln!(w, "|---|---|---|---|---|---|");
             let mut sets: Vec<&Summary> =
                 t.0.iter()
@@ -320,7 +346,7 @@ fn findings(src: &Sources) -> String {
                         score_cell(ev, a, b),
                         a.rep.layer.unwrap_or(0)
                     )),
-                    score_cell(ev, &fixed("", CLM, "embedding"), b),
+                    score_cell(ev, &fixed("", clm, "embedding"), b),
                 );
             }
             let _ = writeln!(w);
@@ -334,8 +360,8 @@ fn findings(src: &Sources) -> String {
                         }
                     }
                 }
-                let clm = fixed("CLM embedding matrix", CLM, "embedding");
-                if let Some(line) = comparison(ev, &emb, &clm, b) {
+                let c = fixed(&format!("{clm_label} embedding matrix"), clm, "embedding");
+                if let Some(line) = comparison(ev, &emb, &c, b) {
                     let _ = writeln!(w, "- {b}: {line}");
                 }
             }
@@ -448,7 +474,14 @@ fn findings(src: &Sources) -> String {
     let _ = writeln!(w, "### Would frozen random embeddings do?\n");
     match src.get(Experiment::Frozen) {
         Some(_) => {
-            let f = ModelId::FrozenEmbedding.name();
+            // The frozen ablation and the trained model with the same head ([roles]).
+            let (f, trained) = (src.cast.frozen.name(), src.cast.frozen_reference.name());
+            let _ = writeln!(
+                w,
+                "{} against {}.\n",
+                src.cast.frozen.label(),
+                src.cast.frozen_reference.label()
+            );
             let loss = |m: &str| {
                 src.values(
                     Experiment::Frozen,
@@ -457,7 +490,7 @@ fn findings(src: &Sources) -> String {
                     "heldout_loss",
                 )
             };
-            let (a, b) = (loss(f), loss(MLM));
+            let (a, b) = (loss(f), loss(trained));
             if a.len() >= 2 && b.len() >= 2 {
                 let d = seed_difference(&a, &b);
                 let _ = writeln!(
@@ -471,7 +504,7 @@ fn findings(src: &Sources) -> String {
             }
             for (bench, label) in [("WS-353-ALL", "WS-353"), (ANALOGY, "analogy 3CosAdd")] {
                 if let (Some(x), Some(y)) = (
-                    chosen(ev, "trained, best aggregated", MLM, "aggregated", bench),
+                    chosen(ev, "trained, best aggregated", trained, "aggregated", bench),
                     chosen(ev, "frozen, best aggregated", f, "aggregated", bench),
                 ) {
                     if let Some(line) = comparison(ev, &x, &y, bench) {
@@ -501,12 +534,9 @@ fn findings(src: &Sources) -> String {
                     "z_collocated",
                 )
             };
-            for m in [
-                ModelId::Sgns,
-                ModelId::Mlm,
-                ModelId::Clm,
-                ModelId::Untrained,
-            ] {
+            let control = src.cast.no_attention;
+            let shown = [ModelId::Sgns, ModelId::Mlm, src.cast.clm];
+            for m in shown.into_iter().chain(control).chain([ModelId::Untrained]) {
                 let r = if m.is_word2vec() {
                     "static"
                 } else {
@@ -522,15 +552,23 @@ fn findings(src: &Sources) -> String {
                     let _ = writeln!(w, "- {} {where_}: z {}", m.label(), fmt_iv(&seed_mean(&v)));
                 }
             }
-            let (a, b) = (z(ModelId::Mlm, "embedding"), z(ModelId::Clm, "embedding"));
-            if a.len() >= 2 && b.len() >= 2 {
-                let d = seed_difference(&a, &b);
-                let _ = writeln!(
-                    w,
-                    "- embedding matrix, MLM - CLM: {}: {}",
-                    fmt_iv(&d),
-                    verdict(&d, "MLM", "CLM")
-                );
+            // The objective (MLM against the causal LM), then self-attention (MLM against the
+            // same model with attention replaced by a uniform average, when there is one).
+            let mut pairs = vec![(ModelId::Mlm, src.cast.clm)];
+            pairs.extend(control.map(|c| (ModelId::Mlm, c)));
+            for (x, y) in pairs {
+                let (a, b) = (z(x, "embedding"), z(y, "embedding"));
+                if a.len() >= 2 && b.len() >= 2 {
+                    let d = seed_difference(&a, &b);
+                    let _ = writeln!(
+                        w,
+                        "- embedding matrix, {} - {}: {}: {}",
+                        x.label(),
+                        y.label(),
+                        fmt_iv(&d),
+                        verdict(&d, x.label(), y.label())
+                    );
+                }
             }
             let _ = writeln!(w);
             figure(w, Experiment::Objective, "objective-collocation-embedding");
@@ -543,8 +581,15 @@ fn findings(src: &Sources) -> String {
     match src.get(Experiment::Contextuality) {
         Some(t) => {
             let _ = writeln!(w, "Ethayarajh's measures on the MLM. Intra-sentence similarity is read against its null, the same statistic on bags of random tokens from other sequences at the same positions (not against the anisotropy: a token's cosine with a mean that contains it is far above the mean pairwise cosine even for unrelated tokens); the first-PC share (MEV) is centred PCA over words with 5+ contexts, read against a size-matched null. Seed means with 95% t intervals over seeds; the untrained model's excesses are the control.\n");
-            let _ = writeln!(w, "| layer | self-similarity | anisotropy | intra-sentence - null | untrained: intra-sentence - null | MEV - null |");
-            let _ = writeln!(w, "|---|---|---|---|---|---|");
+            // The attention control's excess, when the study has one: what averaging the
+            // sequence alone does to intra-sentence similarity.
+            let control = src.cast.no_attention;
+            let (head, rule) = match control {
+                Some(c) => (format!(" {}: intra-sentence - null |", c.label()), "---|"),
+                None => (String::new(), ""),
+            };
+            let _ = writeln!(w, "| layer | self-similarity | anisotropy | intra-sentence - null | untrained: intra-sentence - null | MEV - null |{head}");
+            let _ = writeln!(w, "|---|---|---|---|---|---|{rule}");
             for l in t.layers(MLM, "contextual") {
                 let g = |m: &str, metric: &str| {
                     let v = src.values(
@@ -560,9 +605,12 @@ fn findings(src: &Sources) -> String {
                     }
                 };
                 let u = ModelId::Untrained.name();
+                let extra = control.map_or(String::new(), |c| {
+                    format!(" {} |", g(c.name(), "intra_sentence_excess"))
+                });
                 let _ = writeln!(
                     w,
-                    "| {l} | {} | {} | {} | {} | {} |",
+                    "| {l} | {} | {} | {} | {} | {} |{extra}",
                     g(MLM, "self_similarity"),
                     g(MLM, "anisotropy"),
                     g(MLM, "intra_sentence_excess"),
@@ -583,28 +631,37 @@ fn from_root(md: &str, results: &str) -> String {
     md.replace("](", &format!("]({results}/"))
 }
 
+/// `--exp report`. The config names the roles (paper.toml's by default; dynamics.toml's for
+/// the fair-budget study); nothing else of it is read.
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let src = Sources::load(&args.out)?;
+    let cfg = super::paper::load_config(args, "paper")?;
+    write(&args.out, cfg.roles.cast()?, args.quick)
+}
+
+/// `out/REPORT.md` from the comparisons under `out`, and the README's findings section when
+/// `out` is the repository's `results/` or a study under it (never under `--quick`).
+pub fn write(out: &Path, cast: Cast, quick: bool) -> anyhow::Result<()> {
+    let src = Sources::load(out, cast)?;
     let body = findings(&src);
     let mut report = String::from("# embedlab report\n\nGenerated by `cargo run -p experiments -- --exp report` from the CSVs under this directory and the per-item outcomes under `measurements/`. Do not edit by hand.\n\n");
     report.push_str(&body);
-    let path = args.out.join("REPORT.md");
+    let path = out.join("REPORT.md");
     corpus::io::write_atomic(&path, |w| w.write_all(report.as_bytes()))
         .with_context(|| format!("{}: cannot write", path.display()))?;
     println!("wrote {}", path.display());
 
-    // README findings, only when the report describes the repository's own results/.
+    // README findings, only when the report describes the repository's own results/ (or a
+    // study under it).
     let readme = paths::repo_root().join("README.md");
-    let own = std::fs::canonicalize(&args.out).ok()
-        == std::fs::canonicalize(paths::repo_root().join("results")).ok();
-    if own && readme.exists() && !args.quick {
+    let markers = readme_markers(out).filter(|_| readme.exists() && !quick);
+    if let Some((start, end, dir)) = markers {
         let text = std::fs::read_to_string(&readme)
             .with_context(|| format!("{}: cannot read", readme.display()))?;
-        if let (Some(a), Some(b)) = (text.find(START), text.find(END)) {
+        if let (Some(a), Some(b)) = (text.find(&start), text.find(&end)) {
             let new = format!(
-                "{}{START}\n<!-- generated by `--exp report` from results/REPORT.md; do not edit -->\n\n{}{}",
+                "{}{start}\n<!-- generated by `--exp report` from {dir}/REPORT.md; do not edit -->\n\n{}{}",
                 &text[..a],
-                from_root(&body, "results"),
+                from_root(&body, &dir),
                 &text[b..]
             );
             corpus::io::write_atomic(&readme, |w| w.write_all(new.as_bytes()))
@@ -674,6 +731,29 @@ mod tests {
     }
 
     #[test]
+    fn a_report_of_results_or_a_study_under_it_fills_its_own_readme_section() {
+        let results = paths::repo_root().join("results");
+        let (start, end, dir) = readme_markers(&results).unwrap();
+        assert_eq!(
+            (start.as_str(), end.as_str(), dir.as_str()),
+            (START, END, "results")
+        );
+        let (start, end, dir) = readme_markers(&results.join("fair-budget")).unwrap();
+        assert_eq!(
+            (start.as_str(), end.as_str(), dir.as_str()),
+            (
+                "<!-- fair-budget-findings:start -->",
+                "<!-- fair-budget-findings:end -->",
+                "results/fair-budget"
+            )
+        );
+        // Anywhere else (a toy run in /tmp, a study two levels down): no README section.
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(readme_markers(tmp.path()), None);
+        assert_eq!(readme_markers(&results.join("fair-budget/dynamics")), None);
+    }
+
+    #[test]
     fn figure_links_move_under_results() {
         assert_eq!(
             from_root("![a](qkv/a.svg)", "results"),
@@ -694,6 +774,7 @@ mod tests {
                     similarity: Vec::new(),
                 },
             )),
+            cast: Cast::default(),
         };
         let md = findings(&src);
         assert!(md.contains("Not measured yet: run `cargo run -p experiments -- --exp analogy`"));

@@ -156,6 +156,8 @@ pub struct Config {
     /// sets `training.steps`, the held-out evaluations, the plateau rule and the snapshots
     /// from the corpus's epoch length.
     pub dynamics: Option<DynamicsConfig>,
+    /// Which variants the paper's comparisons read against each other.
+    pub roles: Roles,
 }
 
 impl Default for Config {
@@ -175,7 +177,83 @@ impl Default for Config {
                 ..Word2VecConfig::default()
             },
             dynamics: None,
+            roles: Roles::default(),
         }
+    }
+}
+
+/// The `[roles]` table: which trained variant plays each part of the paper's comparisons
+/// (`model` column names). The defaults are the 800-step paper's; the fair-budget study
+/// (`dynamics.toml`) reads the matched-targets causal LM against the masked LM, the frozen
+/// input against the untied masked LM (a tied head would freeze the output matrix too), and
+/// adds the no-attention control beside the objective's collocation and contextuality.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Roles {
+    /// The causal LM read against the masked LM (`transformer-mlm`, always the reference).
+    pub clm: String,
+    /// The frozen-embedding ablation ...
+    pub frozen: String,
+    /// ... and the trained model it is read against (the same head setting).
+    pub frozen_reference: String,
+    /// The model with attention replaced by a uniform average, beside the objective's
+    /// collocation and the contextuality measures; none by default.
+    pub no_attention: Option<String>,
+}
+
+impl Default for Roles {
+    fn default() -> Self {
+        Roles {
+            clm: ModelId::Clm.name().into(),
+            frozen: ModelId::FrozenEmbedding.name().into(),
+            frozen_reference: ModelId::Mlm.name().into(),
+            no_attention: None,
+        }
+    }
+}
+
+/// [`Roles`] checked: each name a known transformer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cast {
+    pub clm: ModelId,
+    pub frozen: ModelId,
+    pub frozen_reference: ModelId,
+    pub no_attention: Option<ModelId>,
+}
+
+impl Roles {
+    /// The roles as model ids; an error names the key and the names it could be.
+    pub fn cast(&self) -> anyhow::Result<Cast> {
+        let id = |key: &str, name: &str| {
+            ModelId::from_name(name)
+                .filter(|m| !m.is_word2vec() && *m != ModelId::Untrained)
+                .ok_or_else(|| {
+                    let known: Vec<&str> = (ModelId::ALL.iter())
+                        .filter(|m| !m.is_word2vec() && **m != ModelId::Untrained)
+                        .map(|m| m.name())
+                        .collect();
+                    anyhow::anyhow!(
+                        "[roles] {key}: {name:?} is not a trained transformer; known: {}",
+                        known.join(", ")
+                    )
+                })
+        };
+        Ok(Cast {
+            clm: id("clm", &self.clm)?,
+            frozen: id("frozen", &self.frozen)?,
+            frozen_reference: id("frozen_reference", &self.frozen_reference)?,
+            no_attention: (self.no_attention.as_deref())
+                .map(|n| id("no_attention", n))
+                .transpose()?,
+        })
+    }
+}
+
+impl Default for Cast {
+    fn default() -> Self {
+        Roles::default()
+            .cast()
+            .expect("the default roles are known models")
     }
 }
 
@@ -312,10 +390,13 @@ pub struct Study {
     /// The evaluation vocabulary: the most frequent words, `restrict_vocab` of them at most.
     pub words: Vec<String>,
     pairs: CollocationPairs,
+    /// `cfg.roles`, checked.
+    pub cast: Cast,
 }
 
 impl Study {
     pub fn load(args: &Args, mut cfg: Config) -> anyhow::Result<Study> {
+        let cast = cfg.roles.cast()?;
         let corpus_cfg = cfg.corpus.clone();
         let corpus = super::load_corpus(args, &cfg.corpus)?;
         let seqs = Sequences::new(&corpus, cfg.training.seq_len, cfg.training.heldout_fraction)
@@ -365,6 +446,7 @@ impl Study {
             out: args.out.clone(),
             words,
             pairs,
+            cast,
         })
     }
 
