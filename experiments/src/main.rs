@@ -135,6 +135,16 @@ pub struct Args {
     /// gave 1.77x the models per hour of one on a 2-core machine (results/bench/jobs.csv).
     #[arg(long, default_value_t = 2)]
     pub jobs: usize,
+    /// `train`: devices of the backend to train one model on, data-parallel (burn-train's
+    /// `MultiDevice`: each device computes its shard of every step's batch, the gradients are
+    /// summed on the first). For a machine with several GPUs; on one CPU, flex has a single
+    /// device and N > 1 only splits each step into N shards on it.
+    #[arg(long, default_value_t = 1)]
+    pub devices: usize,
+    /// `train`: burn-train's distributed data parallel instead of `--devices`' MultiDevice
+    /// (burn 0.22.1: CUDA only, which this build lacks; refused with the reason).
+    #[arg(long)]
+    pub ddp: bool,
     /// How many neighbours `neighbours` prints.
     #[arg(long, default_value_t = 10)]
     pub topn: usize,
@@ -185,6 +195,8 @@ impl Experiment {
                 "quick",
                 "objective",
                 "resume",
+                "devices",
+                "ddp",
             ],
             Eval => &["config", "out", "vectors", "similarity"],
             Neighbours => &["vectors", "word", "topn"],

@@ -915,3 +915,33 @@ fn roles_choose_the_models_a_comparison_reads() {
         "{err}"
     );
 }
+
+/// `--devices 2`: the quick run trains through burn-train's MultiDevice (two flex devices, one
+/// shard of each step's batch each) and reports its curve; `--devices 0` and `--ddp` (no
+/// backend of this build can all-reduce) are refused with the reason, not a panic.
+#[test]
+fn devices_train_data_parallel_and_ddp_is_refused_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let o = run(&["--exp", "train", "--quick", "--devices", "2", "--out", out]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("step 20/20 loss") && err.contains("held-out"),
+        "{err}"
+    );
+    for (flag, says) in [
+        (vec!["--devices", "0"], "--devices must be at least 1, got 0"),
+        (
+            vec!["--ddp"],
+            "--ddp: distributed data parallel (burn-train's ExecutionStrategy::ddp) needs an all-reduce",
+        ),
+    ] {
+        let mut args = vec!["--exp", "train", "--quick", "--out", out];
+        args.extend(flag);
+        let o = run(&args);
+        let err = stderr(&o);
+        assert!(!o.status.success());
+        assert!(err.contains(says) && !err.contains("panicked"), "{err}");
+    }
+}

@@ -162,7 +162,7 @@ pub fn first_non_finite(model: &Transformer) -> Option<(String, f32)> {
 pub fn save(
     dir: &Path,
     model: &Transformer,
-    optim: &burn::optim::ModuleOptimizer,
+    optim: burn::optim::OptimizerRecord,
     model_cfg: &TransformerConfig,
     cfg: &TrainingConfig,
     step: usize,

@@ -27,6 +27,7 @@ pub enum Objective {
     Clm,
 }
 
+#[derive(Clone)]
 pub struct Sequences {
     /// `seq_len` ids per sequence, row-major.
     pub train: Vec<u32>,

@@ -3,12 +3,13 @@
 //! `checkpoint_every` steps and at the end, resume from the last checkpoint, and a stop with a
 //! message on a NaN or infinite loss (the last good checkpoint is left as it was).
 //!
-//! Why not burn-train's `Learner`: it checkpoints per epoch, keeps its own metric and renderer
-//! stack, and draws data from burn-dataset loaders; we need checkpoints every K steps, a resume
-//! that reproduces the step-indexed data order of [`crate::data`], and the NaN stop above. The
-//! loop is kept to [`train_step`] and [`heldout_loss`] — the shape of burn-train's `TrainStep` /
-//! `InferenceStep` — so that moving onto the `Learner` (and its multi-device and distributed
-//! `ExecutionStrategy`) later replaces this driver, not the model or the data.
+//! The loop itself is burn-train's: [`train`] hands the model, AdamW and the schedule to a
+//! `Learner` and runs `SupervisedTraining` on one device or, data-parallel, on several
+//! (`MultiDevice`); [`crate::engine`] is the glue that keeps the checkpoints every K steps,
+//! the exact resume of the step-indexed data order of [`crate::data`], the snapshots, the
+//! plateau and the NaN stop above. Its doc comment says where the engine ends and our code
+//! begins. [`train_step`] and [`heldout_loss`] stay as functions for the tests and benchmarks
+//! that time or check one step.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -255,6 +256,8 @@ pub enum TrainError {
     },
     #[error("{path}: checkpoint: {message}")]
     Checkpoint { path: PathBuf, message: String },
+    #[error("training stopped: burn-train: {0}")]
+    Engine(String),
     #[error(
         "{path}: run directory in use by {holder}; wait for it to finish, or use another --out"
     )]
@@ -376,7 +379,19 @@ pub struct RunControl {
     /// Show progress on stderr: a bar on a terminal, else a plain line every
     /// [`PROGRESS_EVERY`] and at every held-out evaluation (a log file shows the run moving).
     pub progress: bool,
+    /// Devices of the backend to train on, data-parallel (burn-train's `MultiDevice`); 0 or 1:
+    /// one. Not part of the run's config: the same steps on more devices are the same run, up
+    /// to the order in which the shards' gradients are summed.
+    pub devices: usize,
+    /// Ask for burn-train's distributed data parallel (`ExecutionStrategy::ddp`) instead of
+    /// `MultiDevice`. burn 0.22.1 all-reduces only on its CUDA backend (NCCL), which this
+    /// workspace does not build, so this is refused with a [`TrainError::Config`] naming what is
+    /// needed (on flex, ndarray or wgpu burn would panic mid-run).
+    pub ddp: bool,
 }
+
+/// Why [`RunControl::ddp`] is refused in this build.
+pub const DDP_UNAVAILABLE: &str = "distributed data parallel (burn-train's ExecutionStrategy::ddp) needs an all-reduce across devices, which burn 0.22.1 has only on its CUDA backend (NCCL); this build has flex, ndarray and wgpu, whose all-reduce panics, and no CUDA backend (its cubecl-llvm dependency downloads a prebuilt LLVM when it builds). Train with devices = N instead: burn-train's MultiDevice sums the devices' gradients on the first one";
 
 /// How often a run whose stderr is not a terminal prints a progress line.
 pub const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
@@ -395,7 +410,11 @@ pub fn step_seed(seed: u64, step: usize) -> u64 {
 }
 
 /// Trains `model_cfg` on `data` on `device` (autodiff is added here), writing checkpoints under
-/// `run_dir/checkpoint`. Holds `run_dir`'s lock while it runs.
+/// `run_dir/checkpoint`. Holds `run_dir`'s lock while it runs. The loop is burn-train's
+/// (`SupervisedTraining` with a `Learner`; [`crate::engine`] is the glue): on one device, or
+/// with `control.devices` > 1 data-parallel over that many devices of `device`'s backend
+/// (burn's `MultiDevice`: each computes its shard of every step's batch, the gradients are
+/// summed on the first).
 ///
 /// Resuming loads the optimiser state onto burn's *default* device (burn 0.22.1); a program
 /// training on a CPU backend should call [`crate::backend::pin_default_device`] first, as the
@@ -408,16 +427,30 @@ pub fn train(
     run_dir: &Path,
     control: RunControl,
 ) -> Result<TrainOutcome, TrainError> {
+    use burn::train::{ExecutionStrategy, Learner, MultiDeviceOptim, SupervisedTraining};
+
     let RunControl {
         resume,
         stop_at,
         progress,
+        devices,
+        ddp,
     } = control;
+    if ddp {
+        return Err(TrainError::Config(DDP_UNAVAILABLE.into()));
+    }
     cfg.validate()
         .map_err(|e| TrainError::Config(format!("[training] {e}")))?;
     model_cfg
         .validate()
         .map_err(|e| TrainError::Config(format!("[model] {e}")))?;
+    let devices = devices.max(1);
+    if devices > cfg.batch_size {
+        return Err(TrainError::Config(format!(
+            "devices ({devices}) is more than batch_size ({}): every device needs a row of each batch",
+            cfg.batch_size
+        )));
+    }
     let _lock = checkpoint::lock(run_dir)?;
     let device = device.clone().autodiff();
     device.seed(cfg.seed);
@@ -446,119 +479,101 @@ pub fn train(
         curve = loaded.curve;
     }
     let resumed_from = start;
-    let mut last_checkpoint = if start > 0 {
-        format!("step {start}")
-    } else {
-        "none".to_string()
-    };
-
-    let mut report = Progress::new(progress, cfg.steps, start);
-    let tokens_per_step = (cfg.batch_size * cfg.seq_len) as f64;
-    // The train loss is averaged over the steps since the last curve row; a resumed run carries
-    // the sum in progress over from its checkpoint (bit for bit), and its seconds.
-    let mut loss_sum = f64::from_bits(pending.loss_sum_bits);
-    let mut n_sum = pending.steps;
-    let mut seconds_before = pending.seconds;
-    let mut since = Instant::now();
     let mut end = stop_at.map_or(cfg.steps, |s| s.min(cfg.steps));
     if let Some(stopped) = cfg.plateau.as_ref().and_then(|r| plateau_step(&curve, r)) {
         // The checkpoint is of a run that stopped on its plateau: nothing left to train.
         end = end.min(stopped);
     }
-    for step in start..end {
-        let batch = data.train_batch_sampled(
-            cfg.objective,
-            cfg.batch_size,
-            step,
-            cfg.seed,
-            cfg.clm_target_fraction,
-        );
-        device.seed(step_seed(cfg.seed, step));
-        let (loss, grads) = train_step(&model, &batch, cfg.objective, &device);
-        if !loss.is_finite() {
-            report.abandon();
-            return Err(TrainError::NonFiniteLoss {
-                step,
-                loss,
-                checkpoint: last_checkpoint,
-            });
-        }
-        let lr = cfg.lr_at(step);
-        model = optim.step(lr, model, grads);
-        loss_sum += loss as f64;
-        n_sum += 1;
-        let done = step + 1;
-        let elapsed = seconds_before + since.elapsed().as_secs_f64();
-        let tps = tokens_per_step * n_sum as f64 / elapsed.max(1e-9);
-        let mut heldout_now = None;
-        if done % cfg.eval_every == 0 || done == cfg.steps {
-            let train_loss = loss_sum / n_sum as f64;
-            let heldout = heldout_loss(&model, data, cfg);
-            if !heldout.is_finite() {
-                report.abandon();
-                return Err(TrainError::NonFiniteLoss {
-                    step: done,
-                    loss: heldout as f32,
-                    checkpoint: last_checkpoint,
-                });
-            }
-            for (split, l) in [("train", train_loss), ("heldout", heldout)] {
-                curve.push(CurvePoint {
-                    step: done,
-                    split: split.into(),
-                    loss: l,
-                    perplexity: l.exp(),
-                    lr,
-                    tokens_per_second: tps,
-                });
-            }
-            heldout_now = Some(heldout);
-            (since, seconds_before, loss_sum, n_sum) = (Instant::now(), 0.0, 0.0, 0);
-            if let Some(rule) = &cfg.plateau {
-                if plateau_step(&curve, rule) == Some(done) {
-                    end = done;
-                }
-            }
-        }
-        report.step(done, loss, heldout_now, tps, lr);
-        if cfg.snapshot_steps.contains(&done) {
-            // Before the checkpoint: a run resumed from an earlier checkpoint replays this step
-            // and writes the same snapshot again.
-            if let Err(e) = checkpoint::save_snapshot(run_dir, &model, done) {
-                report.abandon();
-                return Err(e);
-            }
-        }
-        if done % cfg.checkpoint_every == 0 || done == end {
-            let pending = Pending {
-                loss_sum_bits: loss_sum.to_bits(),
-                steps: n_sum,
-                seconds: seconds_before + since.elapsed().as_secs_f64(),
-            };
-            let saved =
-                checkpoint::save(&ckpt, &model, &optim, model_cfg, cfg, done, pending, &curve);
-            if let Err(e) = saved {
-                report.abandon();
-                return Err(e);
-            }
-            last_checkpoint = format!("step {done}");
-        }
-        if done == end {
-            // Reached `stop_at`, `steps`, or the plateau (which shortened `end` above).
-            break;
-        }
+    if start >= end {
+        return Ok(TrainOutcome {
+            model,
+            curve,
+            resumed_from,
+        });
     }
-    report.finish();
-    Ok(TrainOutcome {
-        model,
+
+    // Blocks of steps (burn's epochs) end on every step where something happens: held-out
+    // evaluations, checkpoints, snapshots, the end.
+    let every = |n: usize| (1..=end / n).map(move |i| i * n);
+    let mut marks: Vec<usize> = every(cfg.eval_every)
+        .chain(every(cfg.checkpoint_every))
+        .collect();
+    marks.extend(&cfg.snapshot_steps);
+    marks.push(cfg.steps);
+    let blocks = crate::engine::Blocks::new(start, end, &marks);
+    let shared_cfg = std::sync::Arc::new(cfg.clone());
+    let data = std::sync::Arc::new(data.clone());
+    let interrupter = burn::train::Interrupter::new();
+    let state = std::sync::Arc::new(std::sync::Mutex::new(crate::engine::RunState::new(
+        shared_cfg.clone(),
+        blocks,
         curve,
+        pending,
+        if start > 0 {
+            format!("step {start}")
+        } else {
+            "none".to_string()
+        },
+        Progress::new(progress, cfg.steps, start),
+        devices,
+        interrupter.clone(),
+    )));
+    let checkpoints = crate::engine::Checkpoints::new(state.clone(), run_dir, model_cfg);
+    let train_data =
+        crate::engine::StepLoader::new(data.clone(), shared_cfg.clone(), blocks, devices);
+    let heldout = crate::engine::HeldoutLoader::new(data, shared_cfg.clone(), blocks);
+    let schedule = crate::engine::WarmupLinear {
+        cfg: shared_cfg,
+        step: start,
+    };
+    let strategy = if devices == 1 {
+        ExecutionStrategy::SingleDevice(device.clone())
+    } else {
+        ExecutionStrategy::MultiDevice(
+            vec![device.clone(); devices],
+            MultiDeviceOptim::OptimMainDevice,
+        )
+    };
+    let training = SupervisedTraining::new(
+        run_dir,
+        std::sync::Arc::new(train_data),
+        std::sync::Arc::new(heldout),
+    )
+    .with_training_strategy(strategy.into())
+    .with_application_logger(None)
+    .with_metric_logger(crate::engine::NoLog)
+    .renderer(Box::new(crate::engine::Silent))
+    .metric_train(crate::engine::Recorder::new(state.clone(), true))
+    .metric_valid(crate::engine::Recorder::new(state.clone(), false))
+    .with_custom_checkpointers(
+        crate::engine::Part::<0>(checkpoints.clone()),
+        crate::engine::Part::<1>(checkpoints.clone()),
+        crate::engine::Part::<2>(checkpoints.clone()),
+    )
+    .with_checkpointing_strategy(checkpoints.clone())
+    .early_stopping(checkpoints)
+    .with_interrupter(interrupter)
+    .num_epochs(blocks.count());
+    let result = training.launch(Learner::new(model, optim, schedule));
+    let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = s.error.take() {
+        return Err(e);
+    }
+    if let Some(e) = result.error {
+        s.report.abandon();
+        return Err(TrainError::Engine(e.to_string()));
+    }
+    s.report.finish();
+    Ok(TrainOutcome {
+        model: result.model,
+        curve: std::mem::take(&mut s.curve),
         resumed_from,
     })
 }
 
 /// Progress on stderr: indicatif's bar on a terminal; on a file or pipe (where the bar hides
 /// itself) a plain line every [`PROGRESS_EVERY`] and at each held-out evaluation.
-struct Progress {
+pub(crate) struct Progress {
     bar: Option<indicatif::ProgressBar>,
     plain: bool,
     steps: usize,
@@ -568,7 +583,7 @@ struct Progress {
 }
 
 impl Progress {
-    fn new(enabled: bool, steps: usize, start: usize) -> Progress {
+    pub(crate) fn new(enabled: bool, steps: usize, start: usize) -> Progress {
         use std::io::IsTerminal;
         let terminal = std::io::stderr().is_terminal();
         let bar = (enabled && terminal).then(|| {
@@ -592,7 +607,7 @@ impl Progress {
         }
     }
 
-    fn step(&mut self, done: usize, loss: f32, heldout: Option<f64>, tps: f64, lr: f64) {
+    pub(crate) fn step(&mut self, done: usize, loss: f32, heldout: Option<f64>, tps: f64, lr: f64) {
         if let Some(bar) = &self.bar {
             bar.set_position(done as u64);
             if let Some(h) = heldout {
@@ -615,13 +630,13 @@ impl Progress {
         }
     }
 
-    fn abandon(&self) {
+    pub(crate) fn abandon(&self) {
         if let Some(bar) = &self.bar {
             bar.abandon();
         }
     }
 
-    fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

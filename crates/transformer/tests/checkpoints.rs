@@ -326,7 +326,7 @@ fn non_finite_weights_are_never_saved_and_the_last_good_checkpoint_stays() {
     let err = checkpoint::save(
         &ckpt,
         &poisoned,
-        &optim,
+        optim.to_record(),
         &cfg,
         &tc,
         3,

@@ -607,6 +607,8 @@ impl Study {
                 resume: true,
                 stop_at: None,
                 progress: true,
+                devices: 1,
+                ddp: false,
             },
         )?;
         if !complete {

@@ -57,6 +57,13 @@ pub fn quick(model: &mut ModelSettings, training: &mut TrainingConfig) {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
+    if args.devices == 0 {
+        anyhow::bail!("--devices must be at least 1, got 0");
+    }
+    if args.ddp {
+        // Before the corpus is read: nothing else can make it work.
+        anyhow::bail!("--ddp: {}", transformer::training::DDP_UNAVAILABLE);
+    }
     let (mut config, path) = config::load::<Config>(args, "train")?;
     if let Some(p) = &path {
         println!("config {}", p.display());
@@ -144,6 +151,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         resume: args.resume,
         stop_at: None,
         progress: true,
+        devices: args.devices,
+        ddp: args.ddp,
     };
     let started = std::time::Instant::now();
     let outcome = training::train(
