@@ -32,6 +32,18 @@ impl BackendKind {
             BackendKind::Wgpu => Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
         }
     }
+
+    /// `n` devices of this backend for data-parallel training: wgpu's first `n` discrete GPUs
+    /// (the default adapter when `n` is 1); flex and ndarray have one CPU device, named `n`
+    /// times (each step is then split into `n` shards on it: what CI tests).
+    pub fn devices(self, n: usize) -> Vec<Device> {
+        match self {
+            BackendKind::Wgpu if n > 1 => (0..n)
+                .map(|i| Device::wgpu(burn::tensor::DeviceKind::DiscreteGpu(i)))
+                .collect(),
+            _ => vec![self.device(); n],
+        }
+    }
 }
 
 /// What a wgpu adapter is, as wgpu reports it.

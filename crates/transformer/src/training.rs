@@ -369,7 +369,7 @@ fn model_device(model: &Transformer) -> Device {
 }
 
 /// How one invocation of [`train`] runs.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct RunControl {
     /// Continue from `run_dir/checkpoint` when there is one.
     pub resume: bool,
@@ -379,10 +379,11 @@ pub struct RunControl {
     /// Show progress on stderr: a bar on a terminal, else a plain line every
     /// [`PROGRESS_EVERY`] and at every held-out evaluation (a log file shows the run moving).
     pub progress: bool,
-    /// Devices of the backend to train on, data-parallel (burn-train's `MultiDevice`); 0 or 1:
-    /// one. Not part of the run's config: the same steps on more devices are the same run, up
-    /// to the order in which the shards' gradients are summed.
-    pub devices: usize,
+    /// More devices to train on beside [`train`]'s `device`, data-parallel (burn-train's
+    /// `MultiDevice`; [`crate::backend::BackendKind::devices`] names N of a backend). Empty:
+    /// `device` alone. Not part of the run's config: the same steps on more devices are the
+    /// same run, up to the order in which the shards' gradients are summed.
+    pub more_devices: Vec<Device>,
     /// Ask for burn-train's distributed data parallel (`ExecutionStrategy::ddp`) instead of
     /// `MultiDevice`. burn 0.22.1 all-reduces only on its CUDA backend (NCCL), which this
     /// workspace does not build, so this is refused with a [`TrainError::Config`] naming what is
@@ -412,7 +413,7 @@ pub fn step_seed(seed: u64, step: usize) -> u64 {
 /// Trains `model_cfg` on `data` on `device` (autodiff is added here), writing checkpoints under
 /// `run_dir/checkpoint`. Holds `run_dir`'s lock while it runs. The loop is burn-train's
 /// (`SupervisedTraining` with a `Learner`; [`crate::engine`] is the glue): on one device, or
-/// with `control.devices` > 1 data-parallel over that many devices of `device`'s backend
+/// with `control.more_devices` data-parallel over `device` and those
 /// (burn's `MultiDevice`: each computes its shard of every step's batch, the gradients are
 /// summed on the first).
 ///
@@ -433,7 +434,7 @@ pub fn train(
         resume,
         stop_at,
         progress,
-        devices,
+        more_devices,
         ddp,
     } = control;
     if ddp {
@@ -444,7 +445,7 @@ pub fn train(
     model_cfg
         .validate()
         .map_err(|e| TrainError::Config(format!("[model] {e}")))?;
-    let devices = devices.max(1);
+    let devices = 1 + more_devices.len();
     if devices > cfg.batch_size {
         return Err(TrainError::Config(format!(
             "devices ({devices}) is more than batch_size ({}): every device needs a row of each batch",
@@ -529,10 +530,10 @@ pub fn train(
     let strategy = if devices == 1 {
         ExecutionStrategy::SingleDevice(device.clone())
     } else {
-        ExecutionStrategy::MultiDevice(
-            vec![device.clone(); devices],
-            MultiDeviceOptim::OptimMainDevice,
-        )
+        let all = std::iter::once(device.clone())
+            .chain(more_devices.iter().map(|d| d.clone().autodiff()))
+            .collect();
+        ExecutionStrategy::MultiDevice(all, MultiDeviceOptim::OptimMainDevice)
     };
     let training = SupervisedTraining::new(
         run_dir,

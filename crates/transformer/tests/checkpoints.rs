@@ -123,7 +123,7 @@ fn resume_is_exact_wherever_the_run_stopped_with_and_without_dropout() {
             for stop in [1, 4, 8] {
                 let dir = tempfile::tempdir().unwrap();
                 let first = stop_after(stop);
-                train(&cfg, &tc, &data, &device, dir.path(), first).unwrap();
+                train(&cfg, &tc, &data, &device, dir.path(), first.clone()).unwrap();
                 let resumed = train(&cfg, &tc, &data, &device, dir.path(), resuming()).unwrap();
                 let what = format!("{backend}, dropout {dropout}, stopped after step {stop}");
                 assert_eq!(resumed.resumed_from, stop, "{what}");
@@ -211,7 +211,7 @@ fn checkpoints_from_before_the_mixing_key_still_resume_and_a_changed_mixing_is_r
     let tc = training(4);
     let dir = tempfile::tempdir().unwrap();
     let stop = stop_after(2);
-    train(&cfg, &tc, &data, &device, dir.path(), stop).unwrap();
+    train(&cfg, &tc, &data, &device, dir.path(), stop.clone()).unwrap();
     // The record of a default-mixing model has no `mixing` key: byte for byte what a checkpoint
     // written before the key existed holds.
     let state = std::fs::read_to_string(dir.path().join("checkpoint/state.json")).unwrap();
@@ -220,13 +220,13 @@ fn checkpoints_from_before_the_mixing_key_still_resume_and_a_changed_mixing_is_r
         "{state}"
     );
     let resume = resuming();
-    let resumed = train(&cfg, &tc, &data, &device, dir.path(), resume).unwrap();
+    let resumed = train(&cfg, &tc, &data, &device, dir.path(), resume.clone()).unwrap();
     assert_eq!(resumed.resumed_from, 2);
     // The same run directory asked to continue as the no-attention control: refused.
     let uniform = cfg.clone().with_mixing(transformer::model::Mixing::Uniform);
     let dir = tempfile::tempdir().unwrap();
-    train(&cfg, &tc, &data, &device, dir.path(), stop).unwrap();
-    let err = train(&uniform, &tc, &data, &device, dir.path(), resume)
+    train(&cfg, &tc, &data, &device, dir.path(), stop.clone()).unwrap();
+    let err = train(&uniform, &tc, &data, &device, dir.path(), resume.clone())
         .err()
         .expect("a different model config is refused");
     assert!(err.to_string().contains("model config differs"), "{err}");
@@ -260,7 +260,7 @@ fn a_run_stops_on_its_plateau_and_a_resume_stops_there_too() {
     assert!(finished(&run.curve, &tc));
     // Resuming a run that stopped on its plateau trains nothing more.
     let resume = resuming();
-    let again = train(&cfg, &tc, &data, &device, dir.path(), resume).unwrap();
+    let again = train(&cfg, &tc, &data, &device, dir.path(), resume.clone()).unwrap();
     assert_eq!(
         (again.resumed_from, again.curve.len()),
         (6, run.curve.len())
@@ -269,8 +269,8 @@ fn a_run_stops_on_its_plateau_and_a_resume_stops_there_too() {
     // Cut short before the plateau, a resumed run stops at the same step with the same weights.
     let dir = tempfile::tempdir().unwrap();
     let stop = stop_after(4);
-    train(&cfg, &tc, &data, &device, dir.path(), stop).unwrap();
-    let resumed = train(&cfg, &tc, &data, &device, dir.path(), resume).unwrap();
+    train(&cfg, &tc, &data, &device, dir.path(), stop.clone()).unwrap();
+    let resumed = train(&cfg, &tc, &data, &device, dir.path(), resume.clone()).unwrap();
     assert_eq!(curve(&resumed.curve), curve(&run.curve));
     assert_eq!(weights(&resumed.model), weights(&run.model));
     // A window shorter than eval_every is refused: the rule compares two evaluations.
@@ -312,7 +312,7 @@ fn non_finite_weights_are_never_saved_and_the_last_good_checkpoint_stays() {
     let dir = tempfile::tempdir().unwrap();
     let ckpt = dir.path().join("checkpoint");
     let stopped = stop_after(2);
-    let out = train(&cfg, &tc, &data, &device, dir.path(), stopped).unwrap();
+    let out = train(&cfg, &tc, &data, &device, dir.path(), stopped.clone()).unwrap();
     assert_eq!(checkpoint::step(&ckpt), Some(2));
     // The same model with one NaN, saved as if it were step 3: refused, naming the parameter.
     let mut poisoned = out.model.clone();
@@ -423,7 +423,7 @@ fn a_crash_between_the_two_renames_is_recovered_from() {
         &at6.path().join("checkpoint"),
         &dir.path().join("checkpoint.tmp"),
     );
-    let out = train(&cfg, &tc, &data, &device, dir.path(), resume).unwrap();
+    let out = train(&cfg, &tc, &data, &device, dir.path(), resume.clone()).unwrap();
     assert_eq!(out.resumed_from, 6);
     assert_eq!(weights(&out.model), weights(&straight.model));
 
@@ -438,7 +438,7 @@ fn a_crash_between_the_two_renames_is_recovered_from() {
         &dir.path().join("checkpoint.tmp"),
     );
     std::fs::remove_file(dir.path().join("checkpoint.tmp/state.json")).unwrap();
-    let out = train(&cfg, &tc, &data, &device, dir.path(), resume).unwrap();
+    let out = train(&cfg, &tc, &data, &device, dir.path(), resume.clone()).unwrap();
     assert_eq!(out.resumed_from, 4);
     assert_eq!(weights(&out.model), weights(&straight.model));
     assert_eq!(curve(&out.curve), curve(&straight.curve));

@@ -189,7 +189,8 @@ fn training_on_two_devices_follows_training_on_one() {
             &Device::flex(),
             dir.path(),
             RunControl {
-                devices,
+                // Two flex "devices": flex has one, so each step is split into two shards on it.
+                more_devices: vec![Device::flex(); devices - 1],
                 ..Default::default()
             },
         )
@@ -261,7 +262,7 @@ fn ddp_and_more_devices_than_rows_are_refused_naming_what_is_needed() {
         "{m}"
     );
     let m = refused(RunControl {
-        devices: 3,
+        more_devices: vec![Device::flex(); 2],
         ..Default::default()
     });
     assert_eq!(

@@ -607,7 +607,7 @@ impl Study {
                 resume: true,
                 stop_at: None,
                 progress: true,
-                devices: 1,
+                more_devices: Vec::new(),
                 ddp: false,
             },
         )?;

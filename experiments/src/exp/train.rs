@@ -151,7 +151,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         resume: args.resume,
         stop_at: None,
         progress: true,
-        devices: args.devices,
+        more_devices: kind.devices(args.devices).split_off(1),
         ddp: args.ddp,
     };
     let started = std::time::Instant::now();
