@@ -51,6 +51,13 @@ pub fn check_transformer(
 }
 
 /// Reads one config file, following `extends`.
+/// The config at `path` with its `extends` chain merged in: one self-contained TOML text.
+pub fn merged_text(path: &Path) -> anyhow::Result<String> {
+    let table = read_merged(path, 0)?;
+    toml::to_string(&table)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write back: {e}", path.display()))
+}
+
 pub fn load_file<C: DeserializeOwned>(path: &Path) -> anyhow::Result<C> {
     let table = read_merged(path, 0)?;
     toml::Value::Table(table)

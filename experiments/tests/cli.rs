@@ -830,6 +830,23 @@ fn jobs_train_models_side_by_side_with_the_sequential_results() {
     );
     let log = std::fs::read_to_string(par.join("logs/transformer-mlm-seed1.log")).unwrap();
     assert!(log.contains("measuring transformer-mlm seed 1"), "{log}");
+    // The children read the parent's config as it was read, frozen beside their logs with the
+    // `extends` chain merged in (an edit of experiments/configs/ meanwhile cannot reach them).
+    let frozen: Vec<std::path::PathBuf> = std::fs::read_dir(par.join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    assert_eq!(frozen.len(), 1, "{frozen:?}");
+    let text = std::fs::read_to_string(&frozen[0]).unwrap();
+    assert!(
+        !text.contains("extends") && text.contains("[training]"),
+        "{text}"
+    );
+    assert!(
+        log.contains(&format!("config {}", frozen[0].display())),
+        "{log}"
+    );
     for file in ["frozen/frozen.csv", "frozen/summary.csv"] {
         assert_eq!(
             std::fs::read_to_string(seq.join(file)).unwrap(),

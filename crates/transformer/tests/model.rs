@@ -298,7 +298,15 @@ fn resume_continues_exactly_where_the_run_stopped() {
         stop_at: Some(4),
         ..Default::default()
     };
-    train(&cfg, &quick_training(6), &data, &device, dir.path(), first.clone()).unwrap();
+    train(
+        &cfg,
+        &quick_training(6),
+        &data,
+        &device,
+        dir.path(),
+        first.clone(),
+    )
+    .unwrap();
     let resumed = train(
         &cfg,
         &quick_training(6),
@@ -336,9 +344,16 @@ fn resume_continues_exactly_where_the_run_stopped() {
     .err()
     .unwrap();
     assert!(err.to_string().contains("model config differs"), "{err}");
-    let err = train(&cfg, &quick_training(8), &data, &device, dir.path(), resume.clone())
-        .err()
-        .unwrap();
+    let err = train(
+        &cfg,
+        &quick_training(8),
+        &data,
+        &device,
+        dir.path(),
+        resume.clone(),
+    )
+    .err()
+    .unwrap();
     assert!(err.to_string().contains("training config differs"), "{err}");
 }
 

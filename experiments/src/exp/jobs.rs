@@ -44,6 +44,21 @@ pub fn run_pending(
     }
     let logs = args.out.join("logs");
     std::fs::create_dir_all(&logs).with_context(|| format!("{}: cannot create", logs.display()))?;
+    // The children read the config as the parent read it, not the file as it is when each one
+    // starts: a study runs for hours, and an edit of its config (or of a file it extends) in
+    // the meantime would otherwise reach the children started after it (and a key the running
+    // program does not know would fail every one of them).
+    let frozen = match config {
+        Some(path) => {
+            let frozen = logs.join(format!("config-{}.toml", std::process::id()));
+            let text = crate::config::merged_text(path)?;
+            corpus::io::write_atomic(&frozen, |w| w.write_all(text.as_bytes()))
+                .with_context(|| format!("{}: cannot write", frozen.display()))?;
+            Some(frozen)
+        }
+        None => None,
+    };
+    let config = frozen.as_deref();
     println!(
         "{} models in up to {} processes side by side (--jobs); their output in {}",
         pending.len(),
