@@ -935,3 +935,45 @@ mod silent {
     #[allow(unused)]
     fn _progress(_p: Progress) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_end_on_every_mark_and_cover_the_run_once() {
+        // The fair-budget schedule: evaluations every 264 steps, checkpoints every 400,
+        // snapshots at 132 .. 5280: blocks of gcd(264, 400, 132, ...) = 4 steps.
+        let marks = [132, 264, 400, 528, 800, 1056, 5280];
+        let b = Blocks::new(0, 5280, &marks);
+        assert_eq!((b.k, b.count()), (4, 1320));
+        assert_eq!(b.steps(1), 0..4);
+        assert_eq!(b.steps(1320), 5276..5280);
+        // Resumed from a checkpoint at 400 and stopped at 1000: blocks count from 400.
+        let r = Blocks::new(400, 1000, &[528, 800, 1056]);
+        assert_eq!(r.k, 8); // gcd(128, 400, 600)
+        let covered: Vec<usize> = (1..=r.count()).flat_map(|e| r.steps(e)).collect();
+        assert_eq!(covered, (400..1000).collect::<Vec<_>>());
+        // Marks outside the run do not shorten its blocks; a run of 7 steps is one block.
+        assert_eq!(Blocks::new(0, 7, &[100]).k, 7);
+    }
+
+    #[test]
+    fn shards_split_rows_and_move_their_targets() {
+        // 3 rows of 4 tokens, targets at flat positions 1, 5, 6, 11 (rows 0, 1, 1, 2).
+        let batch = Batch {
+            batch: 3,
+            seq_len: 4,
+            inputs: (0..12).collect(),
+            targets: vec![(1, 10), (5, 11), (6, 12), (11, 13)],
+        };
+        let parts = shards(&batch, 2);
+        // The first shard takes the extra row.
+        assert_eq!((parts[0].batch, parts[1].batch), (2, 1));
+        assert_eq!(parts[0].inputs, (0..8).collect::<Vec<u32>>());
+        assert_eq!(parts[1].inputs, (8..12).collect::<Vec<u32>>());
+        assert_eq!(parts[0].targets, vec![(1, 10), (5, 11), (6, 12)]);
+        assert_eq!(parts[1].targets, vec![(3, 13)]);
+        assert_eq!(shards(&batch, 1), vec![batch]);
+    }
+}
