@@ -3,40 +3,16 @@
 //! saved; a crash in the middle of a checkpoint swap is recovered from; two processes cannot
 //! train in one run directory.
 
+mod common;
+
 use std::path::Path;
 
 use burn::module::Param;
 use burn::tensor::{Device, Tensor};
-use corpus::{Corpus, CorpusConfig, Preset};
+use common::{serial, small_corpus as corpus, tiny_model as model};
 use transformer::checkpoint::{self, Pending};
 use transformer::data::Sequences;
 use transformer::training::{train, CurvePoint, RunControl, TrainError, TrainingConfig};
-use transformer::TransformerConfig;
-
-fn corpus() -> Corpus {
-    let text: String = (0..3000)
-        .map(|i| format!("w{} ", (i * 7 + i / 13) % 40))
-        .collect();
-    let cfg = CorpusConfig {
-        path: "m".into(),
-        preset: Preset::Text8,
-        lowercase: false,
-        min_count: 1,
-        max_size: None,
-        chunk_len: 1000,
-    };
-    Corpus::from_text(&text, Path::new("m"), &cfg).unwrap()
-}
-
-fn model(vocab: usize, dropout: f64) -> TransformerConfig {
-    TransformerConfig::new(vocab)
-        .with_d_model(16)
-        .with_n_layers(2)
-        .with_n_heads(2)
-        .with_d_ff(32)
-        .with_max_len(12)
-        .with_dropout(dropout)
-}
 
 fn training(steps: usize) -> TrainingConfig {
     TrainingConfig {
@@ -593,11 +569,4 @@ fn configs_burn_cannot_take_are_refused_naming_the_key() {
         let e = ms.validate().unwrap_err();
         assert!(e.contains(needle), "{e}");
     }
-}
-
-/// burn's random number generator is one per backend, shared by every thread; the tests that
-/// seed it run one at a time.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }

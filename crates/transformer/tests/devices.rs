@@ -4,42 +4,21 @@
 //! training below), and so are the losses and the weights after a few steps, up to the order in
 //! which float32 sums are taken.
 
-use std::path::Path;
+mod common;
 
 use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::tensor::Device;
 use burn::train::TrainStep;
-use corpus::{Corpus, CorpusConfig, Preset};
+use common::{serial, small_corpus as corpus};
 use transformer::checkpoint;
 use transformer::data::{Objective, Sequences};
 use transformer::engine::{shards, Shard};
 use transformer::training::{train, RunControl, TrainingConfig};
 use transformer::{Transformer, TransformerConfig};
 
-fn corpus() -> Corpus {
-    let text: String = (0..3000)
-        .map(|i| format!("w{} ", (i * 7 + i / 13) % 40))
-        .collect();
-    let cfg = CorpusConfig {
-        path: "m".into(),
-        preset: Preset::Text8,
-        lowercase: false,
-        min_count: 1,
-        max_size: None,
-        chunk_len: 1000,
-    };
-    Corpus::from_text(&text, Path::new("m"), &cfg).unwrap()
-}
-
 /// No dropout: a shard draws other masks than the whole batch would.
 fn model(vocab: usize) -> TransformerConfig {
-    TransformerConfig::new(vocab)
-        .with_d_model(16)
-        .with_n_layers(2)
-        .with_n_heads(2)
-        .with_d_ff(32)
-        .with_max_len(12)
-        .with_dropout(0.0)
+    common::tiny_model(vocab, 0.0)
 }
 
 fn flat(model: &Transformer) -> Vec<(String, Vec<f32>)> {
@@ -89,12 +68,6 @@ fn burn_grads(model: &Transformer, g: &GradientsParams) -> Vec<Vec<f32>> {
     let mut c = Collect { g, out: Vec::new() };
     burn::module::Module::visit(model, &mut c);
     c.out
-}
-
-/// burn's random number generator is one per backend: tests that seed it take turns.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[test]

@@ -1,10 +1,10 @@
 //! The model's switches and masks, on flex with small sizes.
 
-use std::path::Path;
+mod common;
 
 use burn::module::Module;
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
-use corpus::{Corpus, CorpusConfig, Preset};
+use common::{serial, small_corpus};
 use transformer::data::{Objective, Sequences};
 use transformer::model::{Mixing, NormPlacement, QkvTying};
 use transformer::training::{train, RunControl, TrainError, TrainingConfig};
@@ -154,21 +154,6 @@ fn padding_positions_do_not_change_the_others() {
     for (i, (p, q)) in x[..48].iter().zip(&y[..48]).enumerate() {
         assert!((p - q).abs() < 1e-5, "value {i}: {p} vs {q}");
     }
-}
-
-fn small_corpus() -> Corpus {
-    let text: String = (0..3000)
-        .map(|i| format!("w{} ", (i * 7 + i / 13) % 40))
-        .collect();
-    let cfg = CorpusConfig {
-        path: "m".into(),
-        preset: Preset::Text8,
-        lowercase: false,
-        min_count: 1,
-        max_size: None,
-        chunk_len: 1000,
-    };
-    Corpus::from_text(&text, Path::new("m"), &cfg).unwrap()
 }
 
 fn quick_training(steps: usize) -> TrainingConfig {
@@ -451,12 +436,4 @@ fn init_draws_every_weight_at_once_whatever_draws_come_after() {
     device.seed(7);
     let second = cfg.init(&device);
     assert_eq!(params(&first), params(&second));
-}
-
-/// burn's random number generator is one per backend, shared by every thread: a test that seeds
-/// it and then initialises a model gets other values when another test draws in between. The
-/// tests in this file that seed (and those that draw) therefore run one at a time.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
