@@ -11,13 +11,7 @@ use transformer::training::{train, RunControl, TrainError, TrainingConfig};
 use transformer::TransformerConfig;
 
 fn tiny(vocab: usize) -> TransformerConfig {
-    TransformerConfig::new(vocab)
-        .with_d_model(16)
-        .with_n_layers(2)
-        .with_n_heads(2)
-        .with_d_ff(32)
-        .with_max_len(12)
-        .with_dropout(0.0)
+    common::tiny_model(vocab, 0.0)
 }
 
 fn tokens(ids: &[i64], device: &Device) -> Tensor<2, Int> {
