@@ -341,6 +341,15 @@ impl HeldoutLoader {
         }
     }
 
+    fn copy(&self) -> HeldoutLoader {
+        HeldoutLoader {
+            data: self.data.clone(),
+            cfg: self.cfg.clone(),
+            blocks: self.blocks,
+            epoch: AtomicUsize::new(self.epoch.load(Ordering::SeqCst)),
+        }
+    }
+
     fn batches(&self) -> usize {
         (self.cfg.eval_batches).unwrap_or_else(|| self.data.n_heldout_batches(self.cfg.batch_size))
     }
@@ -383,7 +392,7 @@ impl DataLoader<Shard> for HeldoutLoader {
         let epoch = self.epoch.fetch_add(1, Ordering::SeqCst);
         let step = self.blocks.steps(epoch).end;
         let cfg = &self.cfg;
-        let due = step % cfg.eval_every == 0 || step == cfg.steps;
+        let due = cfg.evaluates_at(step);
         Box::new(HeldoutItems {
             loader: self,
             step,
@@ -397,17 +406,13 @@ impl DataLoader<Shard> for HeldoutLoader {
     }
 
     fn to_device(&self, _device: &Device) -> Arc<dyn DataLoader<Shard>> {
-        Arc::new(HeldoutLoader {
-            data: self.data.clone(),
-            cfg: self.cfg.clone(),
-            blocks: self.blocks,
-            epoch: AtomicUsize::new(self.epoch.load(Ordering::SeqCst)),
-        })
+        Arc::new(self.copy())
     }
 
     fn slice(&self, _start: usize, _end: usize) -> Arc<dyn DataLoader<Shard>> {
-        // Held-out batches are scored on the first device only (burn does not split them).
-        self.to_device(&Device::default())
+        // burn scores held-out batches on the first device and never slices them; a slice
+        // would be the whole split, so that the loss stays the loss over the split.
+        Arc::new(self.copy())
     }
 }
 
@@ -553,7 +558,7 @@ impl RunState {
             return;
         }
         let cfg = self.cfg.clone();
-        if !(done % cfg.eval_every == 0 || done == cfg.steps) {
+        if !cfg.evaluates_at(done) {
             return;
         }
         let (sum, targets) = std::mem::take(&mut self.heldout);
@@ -775,7 +780,7 @@ impl CheckpointingStrategy for Checkpoints {
         }
         let cfg = s.cfg.clone();
         let end = s.stop_step();
-        let due = done % cfg.checkpoint_every == 0
+        let due = done.is_multiple_of(cfg.checkpoint_every)
             || done == end
             || cfg.snapshot_steps.contains(&done)
             // Where a time-boxed run (`stop_at`) ends.
@@ -889,7 +894,6 @@ impl burn::train::logger::MetricLogger for NoLog {
 pub struct Silent;
 
 mod silent {
-    use burn::data::dataloader::Progress;
     use burn::train::logger::{EvaluationProgressLogger, TrainingProgressLogger};
     use burn::train::metric::MetricDefinition;
     use burn::train::renderer::{
@@ -932,8 +936,6 @@ mod silent {
         fn manual_close(&mut self) {}
         fn register_metric(&mut self, _definition: MetricDefinition) {}
     }
-    #[allow(unused)]
-    fn _progress(_p: Progress) {}
 }
 
 #[cfg(test)]

@@ -224,6 +224,12 @@ impl TrainingConfig {
         Ok(())
     }
 
+    /// Whether the held-out loss is measured after step `done` (1-based): every `eval_every`
+    /// steps and at the last.
+    pub fn evaluates_at(&self, done: usize) -> bool {
+        done.is_multiple_of(self.eval_every) || done == self.steps
+    }
+
     /// Learning rate at `step`: linear warm-up over `warmup_steps`, then linear decay to 0.
     pub fn lr_at(&self, step: usize) -> f64 {
         let s = step as f64 + 1.0;
