@@ -6,7 +6,8 @@
 # measurements (results/measurements/, committed: git restores them). `--keep-runs` keeps both,
 # so an interrupted reproduction continues where it stopped and only what is missing is trained
 # or measured; `--dynamics` also runs the fair-budget study followed through training
-# (`--exp dynamics`, hours: README); any other arguments go to the experiments binary (e.g.
+# (`--exp dynamics`, hours: README; its run cache and measurements are under results/fair-budget/);
+# any other arguments go to the experiments binary (e.g.
 # `--backend wgpu`, `--jobs 2`). Prints the wall time and the CPU time (user + system, all
 # processes) it took.
 set -euo pipefail
@@ -28,6 +29,9 @@ cargo build -p experiments
 start=$(date +%s)
 if [ "$keep" = 0 ]; then
   rm -rf results/runs results/measurements
+  if [ "$dynamics" = 1 ]; then
+    rm -rf results/fair-budget/runs results/fair-budget/measurements
+  fi
 fi
 cargo run -q -p experiments -- --exp all "${args[@]}"
 if [ "$dynamics" = 1 ]; then
