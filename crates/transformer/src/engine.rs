@@ -7,8 +7,8 @@
 //!
 //! * data ([`StepLoader`], [`HeldoutLoader`]): burn's "epoch" is a *block* of K steps of our
 //!   step-indexed order (K divides every step where something happens: evaluations,
-//!   snapshots, the end), so a block boundary is where the held-out loss, snapshots and
-//!   checkpoints fall, and a resumed run starts at the block of its checkpoint;
+//!   checkpoints, snapshots, the end; [`Blocks`]), so a block boundary is where the held-out
+//!   loss, snapshots and checkpoints fall, and a resumed run starts at its checkpoint's step;
 //! * loss ([`Shard`]): a shard's loss is its summed cross-entropy over the *step's* number of
 //!   targets, so that the shards' gradients add up to the gradient of the step's mean loss
 //!   (two shards of B rows are one batch of 2B rows, not the mean of two batches);
@@ -18,7 +18,8 @@
 //!   interrupter on a non-finite loss (before any checkpoint of that block is written);
 //! * [`Checkpoints`]: burn-train's checkpointing strategy and checkpointers, writing our
 //!   atomic checkpoint ([`crate::checkpoint`]) every `checkpoint_every` steps, at snapshots and
-//!   at the end, and deciding the plateau stop.
+//!   at the end (the next block waits for it, as the step loop did), and deciding the plateau
+//!   stop.
 //!
 //! Where the engine ends: burn-train runs the loop over blocks, the workers of the devices,
 //! the gradient transfer and sum, the optimiser and scheduler steps, the event processing;
