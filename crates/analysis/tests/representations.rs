@@ -295,7 +295,7 @@ fn pooled_vectors_of_a_trained_model_separate_planted_classes_untrained_do_not()
         &seqs,
         &device,
         dir.path(),
-        RunControl::default(),
+        &RunControl::default(),
     )
     .unwrap()
     .model;

@@ -432,7 +432,7 @@ pub fn train(
     data: &Sequences,
     device: &Device,
     run_dir: &Path,
-    control: RunControl,
+    control: &RunControl,
 ) -> Result<TrainOutcome, TrainError> {
     use burn::train::{ExecutionStrategy, Learner, MultiDeviceOptim, SupervisedTraining};
 
@@ -443,7 +443,7 @@ pub fn train(
         more_devices,
         ddp,
     } = control;
-    if ddp {
+    if *ddp {
         return Err(TrainError::Config(DDP_UNAVAILABLE.into()));
     }
     cfg.validate()
@@ -477,7 +477,7 @@ pub fn train(
     let mut curve = Vec::new();
     let mut start = 0;
     let mut pending = Pending::default();
-    if resume && ckpt.join("state.json").exists() {
+    if *resume && ckpt.join("state.json").exists() {
         let loaded = checkpoint::load(&ckpt, model, optim, model_cfg, cfg)?;
         model = loaded.model;
         optim = loaded.optim;
@@ -521,7 +521,7 @@ pub fn train(
         } else {
             "none".to_string()
         },
-        Progress::new(progress, cfg.steps, start),
+        Progress::new(*progress, cfg.steps, start),
         devices,
         interrupter.clone(),
     )));

@@ -92,15 +92,15 @@ fn resume_is_exact_wherever_the_run_stopped_with_and_without_dropout() {
                 &data,
                 &device,
                 straight_dir.path(),
-                RunControl::default(),
+                &RunControl::default(),
             )
             .unwrap();
             assert_eq!(straight.curve.len(), 8, "rows at 3, 6, 9, 10");
             for stop in [1, 4, 8] {
                 let dir = tempfile::tempdir().unwrap();
                 let first = stop_after(stop);
-                train(&cfg, &tc, &data, &device, dir.path(), first.clone()).unwrap();
-                let resumed = train(&cfg, &tc, &data, &device, dir.path(), resuming()).unwrap();
+                train(&cfg, &tc, &data, &device, dir.path(), &first).unwrap();
+                let resumed = train(&cfg, &tc, &data, &device, dir.path(), &resuming()).unwrap();
                 let what = format!("{backend}, dropout {dropout}, stopped after step {stop}");
                 assert_eq!(resumed.resumed_from, stop, "{what}");
                 assert_eq!(curve(&resumed.curve), curve(&straight.curve), "{what}");
@@ -131,12 +131,20 @@ fn snapshots_keep_the_model_at_their_steps_across_a_resume() {
         &data,
         &device,
         straight_dir.path(),
-        RunControl::default(),
+        &RunControl::default(),
     )
     .unwrap();
     let interrupted = tempfile::tempdir().unwrap();
-    train(&cfg, &tc, &data, &device, interrupted.path(), stop_after(4)).unwrap();
-    train(&cfg, &tc, &data, &device, interrupted.path(), resuming()).unwrap();
+    train(
+        &cfg,
+        &tc,
+        &data,
+        &device,
+        interrupted.path(),
+        &stop_after(4),
+    )
+    .unwrap();
+    train(&cfg, &tc, &data, &device, interrupted.path(), &resuming()).unwrap();
     // The run without snapshots, stopped after step 5, is the model the snapshot at 5 must be.
     let plain = tempfile::tempdir().unwrap();
     let at5 = train(
@@ -145,7 +153,7 @@ fn snapshots_keep_the_model_at_their_steps_across_a_resume() {
         &data,
         &device,
         plain.path(),
-        stop_after(5),
+        &stop_after(5),
     )
     .unwrap();
     let snap = |dir: &Path, step| checkpoint::load_snapshot(dir, step, &cfg, &device).unwrap();
@@ -187,7 +195,7 @@ fn checkpoints_from_before_the_mixing_key_still_resume_and_a_changed_mixing_is_r
     let tc = training(4);
     let dir = tempfile::tempdir().unwrap();
     let stop = stop_after(2);
-    train(&cfg, &tc, &data, &device, dir.path(), stop.clone()).unwrap();
+    train(&cfg, &tc, &data, &device, dir.path(), &stop).unwrap();
     // The record of a default-mixing model has no `mixing` key: byte for byte what a checkpoint
     // written before the key existed holds.
     let state = std::fs::read_to_string(dir.path().join("checkpoint/state.json")).unwrap();
@@ -196,13 +204,13 @@ fn checkpoints_from_before_the_mixing_key_still_resume_and_a_changed_mixing_is_r
         "{state}"
     );
     let resume = resuming();
-    let resumed = train(&cfg, &tc, &data, &device, dir.path(), resume.clone()).unwrap();
+    let resumed = train(&cfg, &tc, &data, &device, dir.path(), &resume).unwrap();
     assert_eq!(resumed.resumed_from, 2);
     // The same run directory asked to continue as the no-attention control: refused.
     let uniform = cfg.clone().with_mixing(transformer::model::Mixing::Uniform);
     let dir = tempfile::tempdir().unwrap();
-    train(&cfg, &tc, &data, &device, dir.path(), stop.clone()).unwrap();
-    let err = train(&uniform, &tc, &data, &device, dir.path(), resume.clone())
+    train(&cfg, &tc, &data, &device, dir.path(), &stop).unwrap();
+    let err = train(&uniform, &tc, &data, &device, dir.path(), &resume)
         .err()
         .expect("a different model config is refused");
     assert!(err.to_string().contains("model config differs"), "{err}");
@@ -226,7 +234,15 @@ fn a_run_stops_on_its_plateau_and_a_resume_stops_there_too() {
         ..training(10)
     };
     let dir = tempfile::tempdir().unwrap();
-    let run = train(&cfg, &tc, &data, &device, dir.path(), RunControl::default()).unwrap();
+    let run = train(
+        &cfg,
+        &tc,
+        &data,
+        &device,
+        dir.path(),
+        &RunControl::default(),
+    )
+    .unwrap();
     let last = run.curve.iter().map(|p| p.step).max().unwrap();
     assert_eq!(last, 6);
     assert_eq!(
@@ -236,7 +252,7 @@ fn a_run_stops_on_its_plateau_and_a_resume_stops_there_too() {
     assert!(finished(&run.curve, &tc));
     // Resuming a run that stopped on its plateau trains nothing more.
     let resume = resuming();
-    let again = train(&cfg, &tc, &data, &device, dir.path(), resume.clone()).unwrap();
+    let again = train(&cfg, &tc, &data, &device, dir.path(), &resume).unwrap();
     assert_eq!(
         (again.resumed_from, again.curve.len()),
         (6, run.curve.len())
@@ -245,8 +261,8 @@ fn a_run_stops_on_its_plateau_and_a_resume_stops_there_too() {
     // Cut short before the plateau, a resumed run stops at the same step with the same weights.
     let dir = tempfile::tempdir().unwrap();
     let stop = stop_after(4);
-    train(&cfg, &tc, &data, &device, dir.path(), stop.clone()).unwrap();
-    let resumed = train(&cfg, &tc, &data, &device, dir.path(), resume.clone()).unwrap();
+    train(&cfg, &tc, &data, &device, dir.path(), &stop).unwrap();
+    let resumed = train(&cfg, &tc, &data, &device, dir.path(), &resume).unwrap();
     assert_eq!(curve(&resumed.curve), curve(&run.curve));
     assert_eq!(weights(&resumed.model), weights(&run.model));
     // A window shorter than eval_every is refused: the rule compares two evaluations.
@@ -288,7 +304,7 @@ fn non_finite_weights_are_never_saved_and_the_last_good_checkpoint_stays() {
     let dir = tempfile::tempdir().unwrap();
     let ckpt = dir.path().join("checkpoint");
     let stopped = stop_after(2);
-    let out = train(&cfg, &tc, &data, &device, dir.path(), stopped.clone()).unwrap();
+    let out = train(&cfg, &tc, &data, &device, dir.path(), &stopped).unwrap();
     assert_eq!(checkpoint::step(&ckpt), Some(2));
     // The same model with one NaN, saved as if it were step 3: refused, naming the parameter.
     let mut poisoned = out.model.clone();
@@ -325,7 +341,7 @@ fn non_finite_weights_are_never_saved_and_the_last_good_checkpoint_stays() {
         "the good checkpoint was replaced"
     );
     // And the run continues from it.
-    let resumed = train(&cfg, &tc, &data, &device, dir.path(), resuming()).unwrap();
+    let resumed = train(&cfg, &tc, &data, &device, dir.path(), &resuming()).unwrap();
     assert_eq!(resumed.resumed_from, 2);
 
     // End to end: an lr so large that the first update leaves infinities in the weights while
@@ -343,7 +359,7 @@ fn non_finite_weights_are_never_saved_and_the_last_good_checkpoint_stays() {
         &data,
         &device,
         dir.path(),
-        RunControl::default(),
+        &RunControl::default(),
     ) {
         Err(TrainError::NonFiniteWeights {
             step: 1,
@@ -375,16 +391,16 @@ fn a_crash_between_the_two_renames_is_recovered_from() {
     let resume = resuming();
     // Checkpoints of the same run at steps 4 and 6.
     let at4 = tempfile::tempdir().unwrap();
-    train(&cfg, &tc, &data, &device, at4.path(), stop_after(4)).unwrap();
+    train(&cfg, &tc, &data, &device, at4.path(), &stop_after(4)).unwrap();
     let at6 = tempfile::tempdir().unwrap();
-    train(&cfg, &tc, &data, &device, at6.path(), stop_after(6)).unwrap();
+    train(&cfg, &tc, &data, &device, at6.path(), &stop_after(6)).unwrap();
     let straight = train(
         &cfg,
         &tc,
         &data,
         &device,
         tempfile::tempdir().unwrap().path(),
-        RunControl::default(),
+        &RunControl::default(),
     )
     .unwrap();
 
@@ -399,7 +415,7 @@ fn a_crash_between_the_two_renames_is_recovered_from() {
         &at6.path().join("checkpoint"),
         &dir.path().join("checkpoint.tmp"),
     );
-    let out = train(&cfg, &tc, &data, &device, dir.path(), resume.clone()).unwrap();
+    let out = train(&cfg, &tc, &data, &device, dir.path(), &resume).unwrap();
     assert_eq!(out.resumed_from, 6);
     assert_eq!(weights(&out.model), weights(&straight.model));
 
@@ -414,7 +430,7 @@ fn a_crash_between_the_two_renames_is_recovered_from() {
         &dir.path().join("checkpoint.tmp"),
     );
     std::fs::remove_file(dir.path().join("checkpoint.tmp/state.json")).unwrap();
-    let out = train(&cfg, &tc, &data, &device, dir.path(), resume.clone()).unwrap();
+    let out = train(&cfg, &tc, &data, &device, dir.path(), &resume).unwrap();
     assert_eq!(out.resumed_from, 4);
     assert_eq!(weights(&out.model), weights(&straight.model));
     assert_eq!(curve(&out.curve), curve(&straight.curve));
@@ -435,7 +451,7 @@ fn a_second_process_in_the_same_run_directory_is_refused() {
         &data,
         &device,
         dir.path(),
-        RunControl::default(),
+        &RunControl::default(),
     )
     .err()
     .unwrap();
@@ -455,7 +471,7 @@ fn a_second_process_in_the_same_run_directory_is_refused() {
         &data,
         &device,
         dir.path(),
-        RunControl::default(),
+        &RunControl::default(),
     )
     .unwrap();
 }

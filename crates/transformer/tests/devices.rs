@@ -161,7 +161,7 @@ fn training_on_two_devices_follows_training_on_one() {
             &data,
             &Device::flex(),
             dir.path(),
-            RunControl {
+            &RunControl {
                 // Two flex "devices": flex has one, so each step is split into two shards on it.
                 more_devices: vec![Device::flex(); devices - 1],
                 ..Default::default()
@@ -220,12 +220,18 @@ fn ddp_and_more_devices_than_rows_are_refused_naming_what_is_needed() {
         ..Default::default()
     };
     let dir = tempfile::tempdir().unwrap();
-    let refused =
-        |control: RunControl| match train(&cfg, &tc, &data, &Device::flex(), dir.path(), control) {
-            Err(transformer::training::TrainError::Config(m)) => m,
-            Err(e) => panic!("wrong error: {e}"),
-            Ok(_) => panic!("trained"),
-        };
+    let refused = |control: RunControl| match train(
+        &cfg,
+        &tc,
+        &data,
+        &Device::flex(),
+        dir.path(),
+        &control,
+    ) {
+        Err(transformer::training::TrainError::Config(m)) => m,
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("trained"),
+    };
     let m = refused(RunControl {
         ddp: true,
         ..Default::default()

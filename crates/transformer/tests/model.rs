@@ -244,7 +244,7 @@ fn frozen_embeddings_stay_bit_identical_while_the_rest_moves() {
         &data,
         &device,
         dir.path(),
-        RunControl::default(),
+        &RunControl::default(),
     )
     .unwrap();
     let after = params(&out.model);
@@ -268,7 +268,7 @@ fn resume_continues_exactly_where_the_run_stopped() {
         &data,
         &device,
         straight_dir.path(),
-        RunControl::default(),
+        &RunControl::default(),
     )
     .unwrap();
     // The same run stopped after step 4, then resumed from its checkpoint.
@@ -283,7 +283,7 @@ fn resume_continues_exactly_where_the_run_stopped() {
         &data,
         &device,
         dir.path(),
-        first.clone(),
+        &first,
     )
     .unwrap();
     let resumed = train(
@@ -292,7 +292,7 @@ fn resume_continues_exactly_where_the_run_stopped() {
         &data,
         &device,
         dir.path(),
-        RunControl {
+        &RunControl {
             resume: true,
             ..Default::default()
         },
@@ -318,7 +318,7 @@ fn resume_continues_exactly_where_the_run_stopped() {
         &data,
         &device,
         dir.path(),
-        resume.clone(),
+        &resume,
     )
     .err()
     .unwrap();
@@ -329,7 +329,7 @@ fn resume_continues_exactly_where_the_run_stopped() {
         &data,
         &device,
         dir.path(),
-        resume.clone(),
+        &resume,
     )
     .err()
     .unwrap();
@@ -350,7 +350,14 @@ fn a_diverging_run_stops_and_keeps_the_last_good_checkpoint() {
         warmup_steps: 1,
         ..quick_training(50)
     };
-    match train(&cfg, &tc, &data, &device, dir.path(), RunControl::default()) {
+    match train(
+        &cfg,
+        &tc,
+        &data,
+        &device,
+        dir.path(),
+        &RunControl::default(),
+    ) {
         Err(e @ TrainError::NonFiniteLoss { .. }) => {
             let msg = e.to_string();
             assert!(msg.contains("Lower lr"), "{msg}");

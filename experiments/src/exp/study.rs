@@ -603,7 +603,7 @@ impl Study {
             &self.seqs,
             &self.device,
             &dir,
-            RunControl {
+            &RunControl {
                 resume: true,
                 stop_at: None,
                 progress: true,

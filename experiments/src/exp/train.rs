@@ -161,7 +161,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         &seqs,
         &device,
         &run_dir,
-        control,
+        &control,
     )?;
     if outcome.resumed_from > 0 {
         println!("resumed from step {}", outcome.resumed_from);
