@@ -671,6 +671,9 @@ pub(crate) struct Checkpoints {
     pub state: Shared,
     pub run_dir: PathBuf,
     pub model_cfg: TransformerConfig,
+    /// The run's model as it started: the architecture burn's records are loaded back into
+    /// (built once, not initialised afresh, drawing random numbers, at every checkpoint).
+    template: Transformer,
     staged: Arc<(Mutex<Staged>, std::sync::Condvar)>,
 }
 
@@ -689,11 +692,17 @@ struct Staged {
 }
 
 impl Checkpoints {
-    pub fn new(state: Shared, run_dir: &Path, model_cfg: &TransformerConfig) -> Checkpoints {
+    pub fn new(
+        state: Shared,
+        run_dir: &Path,
+        model_cfg: &TransformerConfig,
+        template: &Transformer,
+    ) -> Checkpoints {
         Checkpoints {
             state,
             run_dir: run_dir.to_owned(),
             model_cfg: model_cfg.clone(),
+            template: template.clone(),
             staged: Arc::default(),
         }
     }
@@ -741,9 +750,8 @@ impl Checkpoints {
         record: ModuleRecord,
         optim: OptimizerRecord,
     ) -> Result<(), TrainError> {
-        // The weights as a model on the CPU: checked for non-finite values, kept as a snapshot.
-        let device = Device::flex();
-        let model = (self.model_cfg.init(&device))
+        // The weights as a model: checked for non-finite values, kept as a snapshot.
+        let model = (self.template.clone())
             .try_load_record(record)
             .map_err(|e| checkpoint::err(&self.run_dir, e))?;
         let (cfg, pending, curve) = {

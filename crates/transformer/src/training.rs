@@ -525,7 +525,7 @@ pub fn train(
         devices,
         interrupter.clone(),
     )));
-    let checkpoints = crate::engine::Checkpoints::new(state.clone(), run_dir, model_cfg);
+    let checkpoints = crate::engine::Checkpoints::new(state.clone(), run_dir, model_cfg, &model);
     let train_data =
         crate::engine::StepLoader::new(data.clone(), shared_cfg.clone(), blocks, devices);
     let heldout = crate::engine::HeldoutLoader::new(data, shared_cfg.clone(), blocks);

@@ -277,15 +277,7 @@ fn resume_continues_exactly_where_the_run_stopped() {
         stop_at: Some(4),
         ..Default::default()
     };
-    train(
-        &cfg,
-        &quick_training(6),
-        &data,
-        &device,
-        dir.path(),
-        &first,
-    )
-    .unwrap();
+    train(&cfg, &quick_training(6), &data, &device, dir.path(), &first).unwrap();
     let resumed = train(
         &cfg,
         &quick_training(6),
