@@ -170,6 +170,21 @@ impl Evidence {
         Evidence { items, gold }
     }
 
+    /// Takes in `other`'s outcomes with `prefix` before each model name, so that two studies'
+    /// models (the 800-step paper and a longer study) can be compared item by item.
+    pub fn absorb(&mut self, other: Evidence, prefix: &str) {
+        for ((rep, bench), seeds) in other.items {
+            let rep = Rep {
+                model: format!("{prefix}{}", rep.model),
+                ..rep
+            };
+            self.items.insert((rep, bench), seeds);
+        }
+        for (name, gold) in other.gold {
+            self.gold.entry(name).or_insert(gold);
+        }
+    }
+
     fn seeds(&self, rep: &Rep, benchmark: &str) -> Option<&BTreeMap<u64, Values>> {
         self.items
             .get(&(rep.clone(), benchmark.to_string()))
