@@ -783,6 +783,36 @@ fn dynamics_quick_measures_snapshots_at_matched_token_counts() {
     ] {
         assert!(out.join("dynamics").join(fig).is_file(), "{fig}");
     }
+    // What it cost: one ledger row per model (its dynamics work), summed into cost.csv.
+    let cost = || -> Vec<(String, f64, f64, usize, usize)> {
+        csv::Reader::from_path(out.join("cost.csv"))
+            .unwrap()
+            .records()
+            .map(|r| {
+                let r = r.unwrap();
+                (
+                    r[0].to_string(),
+                    r[2].parse().unwrap(),
+                    r[3].parse().unwrap(),
+                    r[4].parse().unwrap(),
+                    r[5].parse().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let first = cost();
+    assert_eq!(
+        first.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(),
+        ["transformer-mlm", "transformer-untrained", "word2vec-sgns"]
+    );
+    for (m, wall, cpu, pieces, unfinished) in &first {
+        assert!(*wall > 0.0 && *cpu > 0.0, "{m}: {wall} s wall, {cpu} s CPU");
+        assert_eq!((*pieces, *unfinished), (1, 0), "{m}");
+    }
+    assert!(
+        text.contains("cost (") && text.contains("3 models"),
+        "{text}"
+    );
     let again = run(&args);
     assert!(again.status.success(), "{}", stderr(&again));
     let text = stdout(&again);
@@ -790,6 +820,8 @@ fn dynamics_quick_measures_snapshots_at_matched_token_counts() {
         !text.contains("measuring") && !text.contains("training"),
         "{text}"
     );
+    // Nothing was redone, so nothing was added to the cost.
+    assert_eq!(cost(), first);
 
     // A model name the study does not know is refused, naming the key and the known names.
     std::fs::write(

@@ -258,6 +258,21 @@ impl Study {
         if path.is_file() {
             return output::read_csv(&path);
         }
+        let ledger = super::ledger::path(&self.measured_dir(id, seed));
+        super::ledger::timed(&ledger, "dynamics", || {
+            self.measure_snapshots(id, seed, pooled, &path)
+        })?
+    }
+
+    /// [`Study::dynamics`]' work: trains (or resumes) the run, measures each snapshot and
+    /// writes the rows to `path`.
+    fn measure_snapshots(
+        &self,
+        id: ModelId,
+        seed: u64,
+        pooled: bool,
+        path: &std::path::Path,
+    ) -> anyhow::Result<Vec<DynamicsRow>> {
         let epoch_tokens =
             self.seqs.steps_per_epoch(self.cfg.training.batch_size) as u64 * self.tokens_per_step();
         let mut rows = Vec::new();
@@ -311,7 +326,7 @@ impl Study {
                 add(tidy, step, step as u64 * self.tokens_per_step());
             }
         }
-        output::write_csv_gz(&path, &rows)?;
+        output::write_csv_gz(path, &rows)?;
         Ok(rows)
     }
 }
@@ -368,6 +383,69 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if dynamics.findings {
         super::paper::views(args, path.as_deref(), &study)?;
         super::report::write(&args.out, study.cast, args.quick)?;
+    }
+    cost(&study, &ids)
+}
+
+/// One model's line of `cost.csv`: the sums of its ledger ([`super::ledger`]).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct CostRow {
+    pub model: String,
+    pub seed: u64,
+    pub wall_s: f64,
+    pub cpu_s: f64,
+    /// Pieces of work (a run resumed in a later sitting adds one).
+    pub pieces: usize,
+    /// Pieces stopped before their end (a sitting that ended mid-run).
+    pub unfinished: usize,
+    pub cpu: String,
+}
+
+/// `<study>/cost.csv` from every model's ledger, and the totals printed: what the study cost,
+/// however many sittings and processes it took. Models measured before ledgers existed have
+/// none; they are named, and the totals say they leave them out.
+fn cost(study: &Study, ids: &[ModelId]) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    let mut without = Vec::new();
+    for &id in ids {
+        for &seed in &study.cfg.seeds {
+            let ledger = super::ledger::read(&super::ledger::path(&study.measured_dir(id, seed)))?;
+            if ledger.is_empty() {
+                without.push(format!("{} seed {seed}", id.name()));
+                continue;
+            }
+            let c = super::ledger::cost(&ledger);
+            let mut cpus: Vec<&str> = ledger.iter().map(|r| r.cpu.as_str()).collect();
+            cpus.dedup();
+            rows.push(CostRow {
+                model: id.name().into(),
+                seed,
+                wall_s: c.wall_s,
+                cpu_s: c.cpu_s,
+                pieces: c.rows,
+                unfinished: c.unfinished,
+                cpu: cpus.join(" + "),
+            });
+        }
+    }
+    let path = study.out.join("cost.csv");
+    output::write_csv(&path, &rows)?;
+    let (wall, cpu): (f64, f64) = rows
+        .iter()
+        .fold((0.0, 0.0), |(w, c), r| (w + r.wall_s, c + r.cpu_s));
+    println!(
+        "cost ({}): {} models, {:.1} h of model time (wall, each process's own), {:.1} h CPU",
+        path.display(),
+        rows.len(),
+        wall / 3600.0,
+        cpu / 3600.0
+    );
+    if !without.is_empty() {
+        println!(
+            "  not in these totals ({} models with no ledger: measured before ledgers existed): {}",
+            without.len(),
+            without.join(", ")
+        );
     }
     Ok(())
 }

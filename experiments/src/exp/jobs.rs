@@ -65,9 +65,8 @@ pub fn run_pending(
         args.jobs,
         logs.display()
     );
-    let started = Instant::now();
     let mut queue = pending.iter().copied();
-    let mut running: Vec<(ModelId, u64, PathBuf, Child)> = Vec::new();
+    let mut running: Vec<(ModelId, u64, PathBuf, Child, Instant)> = Vec::new();
     let mut failed = Vec::new();
     loop {
         while running.len() < args.jobs {
@@ -77,14 +76,14 @@ pub fn run_pending(
             let log = logs.join(format!("{}-seed{seed}.log", id.name()));
             let child = spawn(args, config, id, seed, work, &log)?;
             println!("  started {} seed {seed}", id.name());
-            running.push((id, seed, log, child));
+            running.push((id, seed, log, child, Instant::now()));
         }
         if running.is_empty() {
             break;
         }
         std::thread::sleep(Duration::from_millis(500));
         let mut still = Vec::new();
-        for (id, seed, log, mut child) in running {
+        for (id, seed, log, mut child, started) in running {
             match child.try_wait() {
                 Ok(Some(status)) => {
                     println!(
@@ -101,7 +100,7 @@ pub fn run_pending(
                         failed.push(format!("{} seed {seed} (see {})", id.name(), log.display()));
                     }
                 }
-                Ok(None) => still.push((id, seed, log, child)),
+                Ok(None) => still.push((id, seed, log, child, started)),
                 Err(e) => failed.push(format!(
                     "{} seed {seed}: cannot wait for it: {e}",
                     id.name()

@@ -6,6 +6,7 @@ pub mod dynamics;
 pub mod eval;
 pub mod evidence;
 pub mod jobs;
+pub mod ledger;
 pub mod paper;
 pub mod report;
 pub mod study;

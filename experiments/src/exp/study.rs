@@ -873,14 +873,17 @@ impl Study {
         if self.is_measured(id, seed) {
             return output::read_csv(&path);
         }
-        let (rows, items) = if id.is_word2vec() {
-            self.score_word2vec(id, seed, &self.run_dir(id, seed))?
-        } else {
-            self.score_transformer(id, seed)?
-        };
-        output::write_items(&self.items_path(id, seed), &items)?;
-        output::write_csv(&path, &rows)?;
-        Ok(rows)
+        let ledger = super::ledger::path(&self.measured_dir(id, seed));
+        super::ledger::timed(&ledger, "scores", || {
+            let (rows, items) = if id.is_word2vec() {
+                self.score_word2vec(id, seed, &self.run_dir(id, seed))?
+            } else {
+                self.score_transformer(id, seed)?
+            };
+            output::write_items(&self.items_path(id, seed), &items)?;
+            output::write_csv(&path, &rows)?;
+            Ok(rows)
+        })?
     }
 
     fn benchmark_names(&self) -> Vec<String> {
