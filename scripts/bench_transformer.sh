@@ -2,7 +2,9 @@
 # Transformer training throughput, burn (flex, ndarray, wgpu) and PyTorch eager on CPU, side by
 # side in one run: the same model (experiments/configs/train.toml's shape, dropout 0), the same
 # [32, 64] batch shape, forward + backward of mean(h_N^2) and a full masked-LM AdamW step.
-# Writes results/bench/transformer.csv and prints the burn/PyTorch ratios.
+# Writes results/bench/transformer.csv (with each row's AVX-512 and load average) and
+# results/bench/transformer-rounds.csv (every timed training step, the objectives alternating
+# within a round) and prints the burn/PyTorch ratios and each objective's cost paired by round.
 # Needs PyTorch (`pip install torch`). The CSV names the wgpu adapter wgpu reports (EMBEDLAB_DEVICE_NAME overrides it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +18,7 @@ python3 scripts/bench_transformer_torch.py --out "$tmp/torch.csv" $([[ " $* " ==
 mkdir -p results/bench
 { cat "$tmp/bench/transformer.csv"; tail -n +2 "$tmp/torch.csv"; } > results/bench/transformer.csv.tmp
 mv results/bench/transformer.csv.tmp results/bench/transformer.csv
+cp "$tmp/bench/transformer-rounds.csv" results/bench/transformer-rounds.csv
 python3 - <<'PY'
 import csv
 rows = list(csv.DictReader(open("results/bench/transformer.csv")))

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 
 COLUMNS = ["framework", "backend", "device", "benchmark", "threads", "d_model", "n_layers",
            "n_heads", "d_ff", "vocab", "batch", "seq_len", "repeats", "median_tokens_per_s",
-           "min_tokens_per_s", "max_tokens_per_s"]
+           "min_tokens_per_s", "max_tokens_per_s", "avx512", "load_1min"]
 
 
 class Attention(nn.Module):
@@ -95,6 +95,16 @@ def timed(step, warmup, repeats, tokens):
     return statistics.median(rates), rates[0], rates[-1]
 
 
+def has_avx512():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("flags"):
+                return "avx512f" in line.split()
+    except OSError:
+        pass
+    return False
+
+
 def cpu_name():
     try:
         for line in open("/proc/cpuinfo"):
@@ -143,7 +153,9 @@ def main():
                              device=cpu_name(), benchmark=bench, threads=a.threads, d_model=d,
                              n_layers=layers, n_heads=h, d_ff=ff, vocab=vocab, batch=batch,
                              seq_len=seq, repeats=repeats, median_tokens_per_s=med,
-                             min_tokens_per_s=lo, max_tokens_per_s=hi))
+                             min_tokens_per_s=lo, max_tokens_per_s=hi,
+                             avx512="true" if has_avx512() else "false",
+                             load_1min=os.getloadavg()[0]))
     out = open(a.out, "w", newline="") if a.out else sys.stdout
     w = csv.DictWriter(out, fieldnames=COLUMNS)
     w.writeheader()

@@ -45,6 +45,42 @@ struct Row {
     median_tokens_per_s: f64,
     min_tokens_per_s: f64,
     max_tokens_per_s: f64,
+    /// Whether the CPU has AVX-512 (gemm's, and so flex's, matmul kernels use it when it does).
+    avx512: bool,
+    /// The 1-minute load average when the row was measured: above ~0.5 the machine was not
+    /// quiet, and only ratios measured in the same run mean much.
+    load_1min: f64,
+}
+
+/// One timed training step of `transformer-rounds.csv`: the steps of the three objectives
+/// alternate within a round, so ratios can be taken round by round.
+#[derive(Serialize)]
+struct RoundRow {
+    backend: String,
+    round: usize,
+    benchmark: String,
+    seconds: f64,
+    load_1min: f64,
+}
+
+/// Whether this CPU has AVX-512F.
+pub fn has_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The 1-minute load average (`/proc/loadavg`), NaN where there is none.
+pub fn load_1min() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(f64::NAN)
 }
 
 /// Tokens per second of `step` (called with the call's index) over `repeats` timed calls after
@@ -113,6 +149,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let cfg = settings.to_config(vocab, seq_len);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut rows = Vec::new();
+    let mut rounds = Vec::new();
     for kind in backends {
         let device = super::backends::open_device(kind)?.autodiff();
         let model = cfg.init(&device);
@@ -149,6 +186,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             median_tokens_per_s: median,
             min_tokens_per_s: min,
             max_tokens_per_s: max,
+            avx512: has_avx512(),
+            load_1min: load_1min(),
         };
         rows.push(row("forward-backward", (median, min, max)));
 
@@ -160,21 +199,64 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let mut optim = AdamWConfig::new().init();
         // A full training step per objective, head and optimiser included: masked LM, causal LM
         // on every position (its vocabulary projection is ~6.7x larger) and causal LM on 15% of
-        // its positions (matched targets, the study's comparison with masked LM).
-        for (benchmark, objective, fraction) in [
+        // its positions (matched targets, the study's comparison with masked LM). The three are
+        // timed in turn, one step each per round, so their ratios are measured under the same
+        // conditions even on a machine whose load changes during the run.
+        let steps = [
             ("mlm-step", Objective::Mlm, None),
             ("clm-step", Objective::Clm, None),
             ("clm-matched-step", Objective::Clm, Some(0.15)),
-        ] {
-            let batches: Vec<_> = (0..warmup + repeats)
-                .map(|i| seqs.train_batch_sampled(objective, batch, i, 1, fraction))
-                .collect();
-            let stats = throughput(warmup, repeats, batch * seq_len, |i| {
+        ];
+        let batches: Vec<Vec<_>> = steps
+            .iter()
+            .map(|&(_, objective, fraction)| {
+                (0..warmup + repeats)
+                    .map(|i| seqs.train_batch_sampled(objective, batch, i, 1, fraction))
+                    .collect()
+            })
+            .collect();
+        let mut rates: Vec<Vec<f64>> = vec![Vec::new(); steps.len()];
+        for i in 0..warmup + repeats {
+            let load = load_1min();
+            for (k, &(benchmark, objective, _)) in steps.iter().enumerate() {
+                let t = Instant::now();
                 let m = model.take().expect("model");
-                let (_, grads) = training::train_step(&m, &batches[i], objective, &device);
+                let (_, grads) = training::train_step(&m, &batches[k][i], objective, &device);
                 model = Some(optim.step(1e-4, m, grads));
-                sync(&device)
-            })?;
+                sync(&device)?;
+                let seconds = t.elapsed().as_secs_f64();
+                if i >= warmup {
+                    rates[k].push((batch * seq_len) as f64 / seconds);
+                    rounds.push(RoundRow {
+                        backend: kind.name().into(),
+                        round: i - warmup,
+                        benchmark: benchmark.into(),
+                        seconds,
+                        load_1min: load,
+                    });
+                }
+            }
+        }
+        // Each causal-LM step against the masked-LM step of the same round: the paired ratio
+        // of costs, robust to a load that changes between rounds.
+        for (k, &(benchmark, _, _)) in steps.iter().enumerate().skip(1) {
+            let mut r: Vec<f64> = rates[0]
+                .iter()
+                .zip(&rates[k])
+                .map(|(mlm, other)| mlm / other)
+                .collect();
+            r.sort_by(f64::total_cmp);
+            println!(
+                "{:>8} {benchmark} / mlm-step cost, paired by round: median {:.3} (min {:.3}, max {:.3})",
+                kind.name(),
+                r[r.len() / 2],
+                r[0],
+                r[r.len() - 1]
+            );
+        }
+        for (&(benchmark, _, _), mut r) in steps.iter().zip(rates) {
+            r.sort_by(f64::total_cmp);
+            let stats = (r[r.len() / 2], r[0], r[r.len() - 1]);
             println!(
                 "{:>8} {benchmark}: {:>8.0} tokens/s (min {:.0}, max {:.0})",
                 kind.name(),
@@ -187,6 +269,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let out = args.out.join("bench/transformer.csv");
     output::write_csv(&out, &rows)?;
+    println!("wrote {}", out.display());
+    let out = args.out.join("bench/transformer-rounds.csv");
+    output::write_csv(&out, &rounds)?;
     println!("wrote {}", out.display());
     Ok(())
 }
