@@ -994,3 +994,71 @@ fn devices_train_data_parallel_and_ddp_is_refused_with_its_reason() {
         assert!(err.contains(says) && !err.contains("panicked"), "{err}");
     }
 }
+
+/// `--exp bench-transformer --quick` on flex: one row per benchmark with the CPU's AVX-512 and
+/// the load average, and every timed training step in `transformer-rounds.csv`, the three
+/// objectives alternating within each round (what makes their ratio a paired one).
+#[test]
+fn bench_transformer_alternates_the_objectives_within_each_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let o = run(&[
+        "--exp",
+        "bench-transformer",
+        "--quick",
+        "--backend",
+        "flex",
+        "--out",
+        out,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let read = |file: &str| -> (csv::StringRecord, Vec<csv::StringRecord>) {
+        let mut r = csv::Reader::from_path(dir.path().join("bench").join(file)).unwrap();
+        let h = r.headers().unwrap().clone();
+        (h, r.records().map(|r| r.unwrap()).collect())
+    };
+    let (h, rows) = read("transformer.csv");
+    let col = |h: &csv::StringRecord, name: &str| h.iter().position(|c| c == name).unwrap();
+    let benchmarks: Vec<&str> = rows.iter().map(|r| &r[col(&h, "benchmark")]).collect();
+    assert_eq!(
+        benchmarks,
+        [
+            "forward-backward",
+            "mlm-step",
+            "clm-step",
+            "clm-matched-step"
+        ]
+    );
+    for r in &rows {
+        assert!(["true", "false"].contains(&&r[col(&h, "avx512")]));
+        assert!(r[col(&h, "load_1min")].parse::<f64>().unwrap() >= 0.0);
+    }
+    let (h, rounds) = read("transformer-rounds.csv");
+    // --quick: 2 timed rounds of the three steps, in order within each round.
+    let seen: Vec<(String, String)> = rounds
+        .iter()
+        .map(|r| {
+            (
+                r[col(&h, "round")].to_string(),
+                r[col(&h, "benchmark")].to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = ["0", "1"]
+        .iter()
+        .flat_map(|round| {
+            ["mlm-step", "clm-step", "clm-matched-step"]
+                .iter()
+                .map(move |b| (round.to_string(), b.to_string()))
+        })
+        .collect();
+    assert_eq!(seen, expected);
+    assert!(rounds
+        .iter()
+        .all(|r| r[col(&h, "seconds")].parse::<f64>().unwrap() > 0.0));
+    assert!(
+        stdout(&o).contains("clm-matched-step / mlm-step cost, paired by round: median"),
+        "{}",
+        stdout(&o)
+    );
+}
