@@ -16,10 +16,12 @@
 //! completed over several sittings and only what is missing is trained or measured), and
 //! gathered in `dynamics/dynamics.csv`; figures draw each measure against tokens seen.
 //!
-//! Then (`findings`) the final models go through the paper's seven comparisons with `[roles]`
-//! read from the config (the matched-targets causal LM, the frozen input against the untied
-//! masked LM, the no-attention control), each measured in full, pooled vectors included, and
-//! `REPORT.md` gives every finding with its interval. Everything lives under
+//! As soon as a run ends its final model is also measured in full, pooled vectors and
+//! per-item outcomes included ([`Study::follow`]), while its weights are still in the run
+//! cache. Then (`findings`) the final models go through the paper's seven comparisons with
+//! `[roles]` read from the config (the matched-targets causal LM, the frozen input against the
+//! untied masked LM, the no-attention control) and `REPORT.md` gives every finding with its
+//! interval. Everything lives under
 //! `<out>/fair-budget/` ([`STUDY_DIR`]), so the paper's 800-step results beside it stay as they
 //! are.
 
@@ -49,7 +51,7 @@ pub struct DynamicsConfig {
     /// measured at their own points (0 tokens; each snapshot's token count).
     pub models: Vec<String>,
     /// Also pool aggregated vectors at every snapshot (minutes per snapshot on 2 cores); the
-    /// final model is always measured in full by the paper's experiments.
+    /// final model is always measured in full, right after its run ([`Study::follow`]).
     pub pooled_snapshots: bool,
     /// After the curves, run the paper's comparisons on the final models and write the
     /// report (every model the `[roles]` name is trained if it is not followed).
@@ -264,6 +266,27 @@ impl Study {
         })?
     }
 
+    /// A followed model's snapshot rows ([`Study::dynamics`]), then its final model measured
+    /// in full ([`Study::scores`], pooled vectors and per-item outcomes included) right away,
+    /// while the weights are still in the run cache: the findings read those measurements, and
+    /// a cache lost between sittings (it is not committed) would otherwise mean training the
+    /// run again just to measure it.
+    pub fn follow(
+        &self,
+        id: ModelId,
+        seed: u64,
+        pooled: bool,
+    ) -> anyhow::Result<Vec<DynamicsRow>> {
+        let rows = self.dynamics(id, seed, pooled)?;
+        self.scores(id, seed)?;
+        Ok(rows)
+    }
+
+    /// Whether [`Study::follow`] has nothing left to do for this model.
+    pub fn is_followed(&self, id: ModelId, seed: u64, pooled: bool) -> bool {
+        self.dynamics_path(id, seed, pooled).is_file() && self.is_measured(id, seed)
+    }
+
     /// [`Study::dynamics`]' work: trains (or resumes) the run, measures each snapshot and
     /// writes the rows to `path`.
     fn measure_snapshots(
@@ -360,9 +383,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         t.snapshot_steps
     );
     let pooled = dynamics.pooled_snapshots;
-    let pending = study.missing(&ids, &|id, seed| {
-        study.dynamics_path(id, seed, pooled).is_file()
-    });
+    let pending = study.missing(&ids, &|id, seed| study.is_followed(id, seed, pooled));
     study.announce(&pending);
     super::jobs::run_pending(
         args,
@@ -373,7 +394,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for &id in &ids {
         for &seed in &study.cfg.seeds {
-            rows.extend(study.dynamics(id, seed, pooled)?);
+            rows.extend(study.follow(id, seed, pooled)?);
         }
     }
     let dir = study.out.join("dynamics");

@@ -23,7 +23,7 @@ use crate::Args;
 pub enum Work {
     /// [`super::study::Study::scores`]: a final model, as the paper's experiments read it.
     Scores,
-    /// [`super::study::Study::dynamics`]: every snapshot of a run.
+    /// [`super::study::Study::follow`]: every snapshot of a run, then its final model in full.
     Snapshots,
 }
 

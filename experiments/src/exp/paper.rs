@@ -266,7 +266,7 @@ pub fn measure_one(args: &Args, work: super::jobs::Work) -> anyhow::Result<()> {
     for &seed in &study.cfg.seeds {
         match work {
             super::jobs::Work::Scores => drop(study.scores(id, seed)?),
-            super::jobs::Work::Snapshots => drop(study.dynamics(id, seed, pooled)?),
+            super::jobs::Work::Snapshots => drop(study.follow(id, seed, pooled)?),
         }
     }
     Ok(())
