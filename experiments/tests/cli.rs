@@ -954,6 +954,55 @@ fn roles_choose_the_models_a_comparison_reads() {
         report.contains("MLM frozen input, untied head against MLM untied head."),
         "{report}"
     );
+    // The objective is read on the untied pair too, and the causal LM tied against untied.
+    let o = run(&args("objective"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut r = csv::Reader::from_path(out.join("objective/objective.csv")).unwrap();
+    let models: std::collections::BTreeSet<String> =
+        r.records().map(|x| x.unwrap()[col].to_string()).collect();
+    assert_eq!(
+        models.into_iter().collect::<Vec<_>>(),
+        [
+            "transformer-clm-matched",
+            "transformer-clm-matched-untied-head",
+            "transformer-mlm",
+            "transformer-mlm-no-attention",
+            "transformer-mlm-untied-head",
+            "transformer-untrained",
+            "word2vec-sgns",
+        ]
+    );
+    let o = run(&[
+        "--exp", "report", "--quick", "--config", cfg_s, "--out", out_s,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    for line in [
+        "- MLM untied head embedding matrix: z ",
+        "- CLM matched, untied head embedding matrix: z ",
+    ] {
+        assert!(report.contains(line), "{line}\n{report}");
+    }
+
+    let half = dir.path().join("half.toml");
+    std::fs::write(
+        &half,
+        format!(
+            "extends = {:?}\n[roles]\nclm_untied = \"transformer-clm-matched-untied-head\"\n",
+            manifest_dir().join("configs/paper.toml").to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let o = run(&[
+        "--exp", "objective", "--quick", "--config", half.to_str().unwrap(), "--out", out_s,
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("half.toml")
+            && stderr(&o).contains("[roles] mlm_untied and clm_untied name the untied pair: give both or neither"),
+        "{}",
+        stderr(&o)
+    );
 
     let bad = dir.path().join("bad.toml");
     std::fs::write(

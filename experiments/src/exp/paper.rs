@@ -166,13 +166,19 @@ fn models(exp: Experiment, cast: &Cast) -> Vec<ModelId> {
     use ModelId::*;
     let clm = cast.clm;
     let control: Vec<ModelId> = cast.no_attention.into_iter().collect();
+    // The untied pair beside the tied one, where the objectives are compared.
+    let untied: Vec<ModelId> = cast.untied.map_or(vec![], |(m, c)| vec![m, c]);
     match exp {
         // CLM beside MLM: the objective is the transformer's other reading of the corpus.
-        Experiment::Analogy | Experiment::Similarity => vec![Sgns, Cbow, Mlm, clm],
+        Experiment::Analogy | Experiment::Similarity => {
+            [vec![Sgns, Cbow, Mlm, clm], untied].concat()
+        }
         Experiment::Layers => vec![Sgns, Mlm],
         Experiment::Qkv => vec![Mlm, SharedQk, SharedQkv],
         Experiment::Frozen => vec![cast.frozen_reference, cast.frozen],
-        Experiment::Objective => [vec![Sgns, Mlm, clm], control, vec![Untrained]].concat(),
+        Experiment::Objective => {
+            [vec![Sgns, Mlm, clm], untied, control, vec![Untrained]].concat()
+        }
         Experiment::Contextuality => [vec![Mlm, clm], control, vec![Untrained]].concat(),
         _ => vec![],
     }

@@ -239,6 +239,27 @@ fn score_cell(ev: &Evidence, n: &Named, bench: &str) -> String {
     }
 }
 
+/// The untied masked and causal LM when the study has them ([`super::study::Roles`]).
+fn untied_pair(src: &Sources) -> Vec<ModelId> {
+    src.cast.untied.map_or(vec![], |(m, c)| vec![m, c])
+}
+
+/// The objective read on the embedding matrix: masked against causal LM with tied heads,
+/// then (when the study has them) with untied heads, and the causal LM tied against untied,
+/// which says how much of the tied pair's difference the head makes.
+fn objective_pairs(src: &Sources) -> Vec<(ModelId, ModelId)> {
+    let clm = src.cast.clm;
+    let mut pairs = vec![(ModelId::Mlm, clm)];
+    if let Some((m, c)) = src.cast.untied {
+        pairs.extend([(m, c), (clm, c)]);
+    }
+    pairs
+}
+
+fn embedding_of(m: ModelId) -> Named {
+    fixed(&format!("{} embedding matrix", m.label()), m.name(), "embedding")
+}
+
 /// The findings, as Markdown with figure paths relative to `results/`.
 fn findings(src: &Sources) -> String {
     let mut md = String::new();
@@ -271,6 +292,9 @@ fn findings(src: &Sources) -> String {
                 for r in ["decontextualized", "aggregated"] {
                     reps.extend(chosen(ev, &format!("{label} best {r}"), m, r, ANALOGY));
                 }
+            }
+            for m in untied_pair(src) {
+                reps.push(fixed(&format!("{} embedding matrix", m.label()), m.name(), "embedding"));
             }
             let _ = writeln!(
                 w,
@@ -309,6 +333,12 @@ fn findings(src: &Sources) -> String {
                     .find(|n| n.label.starts_with("MLM best aggregated")),
             ) {
                 if let Some(line) = comparison(ev, a, e, ANALOGY) {
+                    let _ = writeln!(w, "- {line}");
+                }
+            }
+            for (x, y) in objective_pairs(src) {
+                let (x, y) = (embedding_of(x), embedding_of(y));
+                if let Some(line) = comparison(ev, &x, &y, ANALOGY) {
                     let _ = writeln!(w, "- {line}");
                 }
             }
@@ -362,9 +392,11 @@ fn findings(src: &Sources) -> String {
                         }
                     }
                 }
-                let c = fixed(&format!("{clm_label} embedding matrix"), clm, "embedding");
-                if let Some(line) = comparison(ev, &emb, &c, b) {
-                    let _ = writeln!(w, "- {b}: {line}");
+                for (x, y) in objective_pairs(src) {
+                    let (x, y) = (embedding_of(x), embedding_of(y));
+                    if let Some(line) = comparison(ev, &x, &y, b) {
+                        let _ = writeln!(w, "- {b}: {line}");
+                    }
                 }
             }
             let _ = writeln!(w);
@@ -538,7 +570,8 @@ fn findings(src: &Sources) -> String {
             };
             let control = src.cast.no_attention;
             let shown = [ModelId::Sgns, ModelId::Mlm, src.cast.clm];
-            for m in shown.into_iter().chain(control).chain([ModelId::Untrained]) {
+            let shown = shown.into_iter().chain(untied_pair(src));
+            for m in shown.chain(control).chain([ModelId::Untrained]) {
                 let r = if m.is_word2vec() {
                     "static"
                 } else {
@@ -556,7 +589,7 @@ fn findings(src: &Sources) -> String {
             }
             // The objective (MLM against the causal LM), then self-attention (MLM against the
             // same model with attention replaced by a uniform average, when there is one).
-            let mut pairs = vec![(ModelId::Mlm, src.cast.clm)];
+            let mut pairs = objective_pairs(src);
             pairs.extend(control.map(|c| (ModelId::Mlm, c)));
             for (x, y) in pairs {
                 let (a, b) = (z(x, "embedding"), z(y, "embedding"));

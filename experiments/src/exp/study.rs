@@ -185,8 +185,9 @@ impl Default for Config {
 /// The `[roles]` table: which trained variant plays each part of the paper's comparisons
 /// (`model` column names). The defaults are the 800-step paper's; the fair-budget study
 /// (`dynamics.toml`) reads the matched-targets causal LM against the masked LM, the frozen
-/// input against the untied masked LM (a tied head would freeze the output matrix too), and
-/// adds the no-attention control beside the objective's collocation and contextuality.
+/// input against the untied masked LM (a tied head would freeze the output matrix too), adds
+/// the untied masked and causal LM beside the tied pair, and the no-attention control beside
+/// the objective's collocation and contextuality.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Roles {
@@ -199,6 +200,12 @@ pub struct Roles {
     /// The model with attention replaced by a uniform average, beside the objective's
     /// collocation and the contextuality measures; none by default.
     pub no_attention: Option<String>,
+    /// The masked and the causal LM with untied heads, read against each other beside the
+    /// tied pair: with a tied head a causal LM scores the next word by E[x]·E[y] directly, so
+    /// the tied pair's difference mixes the objective with what the head does to the
+    /// embedding. Both or neither; none by default.
+    pub mlm_untied: Option<String>,
+    pub clm_untied: Option<String>,
 }
 
 impl Default for Roles {
@@ -208,6 +215,8 @@ impl Default for Roles {
             frozen: ModelId::FrozenEmbedding.name().into(),
             frozen_reference: ModelId::Mlm.name().into(),
             no_attention: None,
+            mlm_untied: None,
+            clm_untied: None,
         }
     }
 }
@@ -219,6 +228,8 @@ pub struct Cast {
     pub frozen: ModelId,
     pub frozen_reference: ModelId,
     pub no_attention: Option<ModelId>,
+    /// (masked LM, causal LM), both with untied heads ([`Roles::clm_untied`]).
+    pub untied: Option<(ModelId, ModelId)>,
 }
 
 impl Roles {
@@ -245,6 +256,13 @@ impl Roles {
             no_attention: (self.no_attention.as_deref())
                 .map(|n| id("no_attention", n))
                 .transpose()?,
+            untied: match (&self.mlm_untied, &self.clm_untied) {
+                (Some(m), Some(c)) => Some((id("mlm_untied", m)?, id("clm_untied", c)?)),
+                (None, None) => None,
+                _ => anyhow::bail!(
+                    "[roles] mlm_untied and clm_untied name the untied pair: give both or neither"
+                ),
+            },
         })
     }
 }
