@@ -841,6 +841,23 @@ fn dynamics_quick_measures_snapshots_at_matched_token_counts() {
     // Nothing was redone, so nothing was added to the cost.
     assert_eq!(cost(), first);
 
+    // The run cache lost (it is not committed) before the final model's full measurement: the
+    // run trains again, and says that it retraced its kept curve to the last digit.
+    std::fs::remove_dir_all(out.join("runs")).unwrap();
+    for e in std::fs::read_dir(&curve_dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap().to_string_lossy().starts_with("scores-") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let retrained = run(&args);
+    assert!(retrained.status.success(), "{}", stderr(&retrained));
+    let text = stdout(&retrained);
+    assert!(
+        text.contains("transformer-mlm seed 1 trained again: it retraced the kept curve ("),
+        "{text}"
+    );
+
     // A model name the study does not know is refused, naming the key and the known names.
     std::fs::write(
         &cfg,

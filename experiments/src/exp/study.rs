@@ -647,10 +647,19 @@ impl Study {
             );
         }
         // The curve is kept with the measurements (committed), so figures of loss need no model.
-        output::write_csv(
-            &self.measured_dir(id, seed).join("curve.csv"),
-            &outcome.curve,
-        )?;
+        let kept = self.measured_dir(id, seed).join("curve.csv");
+        if !complete && kept.is_file() {
+            // Trained again with its curve already kept (its run cache was lost before all of
+            // its measurements were taken): say whether it retraced that curve, which is what
+            // makes the new model the one the kept measurements came from.
+            let old: Vec<CurvePoint> = output::read_csv(&kept)?;
+            println!(
+                "{} seed {seed} trained again: {}",
+                id.name(),
+                retraced(&old, &outcome.curve)
+            );
+        }
+        output::write_csv(&kept, &outcome.curve)?;
         Ok((outcome.model.valid(), outcome.curve))
     }
 
@@ -1207,10 +1216,90 @@ fn median_speed(kept: &[(String, Vec<f64>)], label: &str) -> Option<f64> {
     Some(v[v.len() / 2])
 }
 
+/// Whether a run trained again retraced its kept loss curve: every (step, split) loss both
+/// curves have compared exactly (the engine is deterministic on one machine; another CPU or
+/// backend may round differently, and then the first difference is named).
+pub fn retraced(kept: &[CurvePoint], new: &[CurvePoint]) -> String {
+    let mut compared = 0;
+    let mut worst: Option<(f64, &CurvePoint, f64)> = None;
+    for p in new {
+        let Some(k) = kept.iter().find(|k| k.step == p.step && k.split == p.split) else {
+            continue;
+        };
+        compared += 1;
+        let d = (p.loss - k.loss).abs();
+        // A NaN on either side counts as the largest difference.
+        let d = if d.is_nan() { f64::INFINITY } else { d };
+        if d > 0.0 && worst.as_ref().map_or(true, |w| d > w.0) {
+            worst = Some((d, p, k.loss));
+        }
+    }
+    match worst {
+        _ if compared == 0 => "no point in common with the kept curve".into(),
+        None => format!("it retraced the kept curve ({compared} losses equal to the last digit)"),
+        Some((d, p, k)) => format!(
+            "it did NOT retrace the kept curve: largest difference {d:.3e} at step {} ({}): kept {k}, now {} ({compared} losses compared); the measurements now come from the new model",
+            p.step, p.split, p.loss
+        ),
+    }
+}
+
 /// The loss curve a complete or partial run left in its checkpoint, if any.
 fn read_curve(dir: &std::path::Path) -> Option<Vec<CurvePoint>> {
     let path = dir.join("checkpoint").join("curve.csv");
     path.exists()
         .then(|| output::read_csv(&path).ok())
         .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(step: usize, split: &str, loss: f64) -> CurvePoint {
+        CurvePoint {
+            step,
+            split: split.into(),
+            loss,
+            perplexity: loss.exp(),
+            lr: 1e-3,
+            tokens_per_second: 1000.0,
+        }
+    }
+
+    /// A retrained run is judged on the losses both curves have, to the last digit; speeds
+    /// (which differ from run to run) are not compared.
+    #[test]
+    fn a_retrained_curve_is_compared_loss_by_loss() {
+        let kept = vec![
+            point(1, "train", 6.9),
+            point(2, "train", 6.5),
+            point(2, "heldout", 6.7),
+        ];
+        let mut same = kept.clone();
+        same[0].tokens_per_second = 5.0;
+        assert_eq!(
+            retraced(&kept, &same),
+            "it retraced the kept curve (3 losses equal to the last digit)"
+        );
+        let mut off = kept.clone();
+        off[1].loss = 6.5 + 1e-12;
+        off[2].loss = 6.7 + 2e-6;
+        let says = retraced(&kept, &off);
+        assert!(
+            says.starts_with("it did NOT retrace the kept curve: largest difference 2.000e-6 at step 2 (heldout): kept 6.7, now 6.700002"),
+            "{says}"
+        );
+        // A longer new curve is compared where both have points.
+        let mut longer = kept.clone();
+        longer.push(point(3, "train", 6.0));
+        assert!(retraced(&kept, &longer).contains("(3 losses"));
+        let mut nan = kept.clone();
+        nan[0].loss = f64::NAN;
+        assert!(retraced(&kept, &nan).contains("largest difference inf at step 1 (train)"));
+        assert_eq!(
+            retraced(&kept, &[point(9, "train", 1.0)]),
+            "no point in common with the kept curve"
+        );
+    }
 }
