@@ -75,19 +75,32 @@ pub struct TrainingConfig {
 
 /// The plateau rule: at an evaluation, stop when the held-out loss is less than `min_gain` nats
 /// below the last held-out loss measured at least `window` steps earlier (for example one
-/// epoch's steps and 0.01 nats: "less than 0.01 nats gained over the last epoch"). A function
-/// of the loss curve alone, so a resumed run stops where the uninterrupted one did.
+/// epoch's steps and 0.01 nats: "less than 0.01 nats gained over the last epoch"), counting
+/// only evaluations below `context_free_loss` when it is set. A function of the loss curve
+/// alone, so a resumed run stops where the uninterrupted one did.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Plateau {
     pub min_gain: f64,
     pub window: usize,
+    /// The held-out loss of a model that ignores context (the corpus's unigram entropy, which
+    /// [`crate::data::unigram_entropy`] computes): evaluations at or above it never count as a
+    /// plateau. A masked LM with an untied head or a frozen input can sit on the unigram
+    /// plateau, a saddle, for more than an epoch before it starts to use context (seen in the
+    /// fair-budget study), and "less than 0.01 nats gained" there is not convergence. Derived
+    /// from the corpus, which a run's key already holds, so it is left out of the key (run
+    /// hashes written before it existed do not move).
+    #[serde(skip)]
+    pub context_free_loss: Option<f64>,
 }
 
 /// The step at which `curve` (held-out rows) first meets the plateau rule, if it does.
 pub fn plateau_step(curve: &[CurvePoint], rule: &Plateau) -> Option<usize> {
     let heldout: Vec<&CurvePoint> = curve.iter().filter(|p| p.split == "heldout").collect();
     heldout.iter().find_map(|now| {
+        if rule.context_free_loss.is_some_and(|h| !(now.loss < h)) {
+            return None;
+        }
         let earlier = heldout
             .iter()
             .rev()

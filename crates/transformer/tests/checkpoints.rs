@@ -230,6 +230,7 @@ fn a_run_stops_on_its_plateau_and_a_resume_stops_there_too() {
         plateau: Some(Plateau {
             min_gain: 100.0,
             window: 3,
+            context_free_loss: None,
         }),
         ..training(10)
     };
@@ -270,6 +271,7 @@ fn a_run_stops_on_its_plateau_and_a_resume_stops_there_too() {
         plateau: Some(Plateau {
             min_gain: 0.01,
             window: 2,
+            context_free_loss: None,
         }),
         ..training(10)
     };

@@ -426,6 +426,11 @@ impl Study {
                 seqs.steps_per_epoch(cfg.training.batch_size)
             };
             d.apply(&mut cfg.training, per_epoch)?;
+            // A run on the unigram plateau has not converged: the rule counts only held-out
+            // losses below the loss of a model that ignores context.
+            if let Some(rule) = cfg.training.plateau.as_mut() {
+                rule.context_free_loss = Some(data::unigram_entropy(&corpus));
+            }
         }
         let kind = super::train::backend(args);
         let device = super::backends::open_device(kind)?;
