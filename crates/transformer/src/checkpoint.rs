@@ -291,7 +291,13 @@ pub(crate) fn load(
             "the model config differs from the checkpoint's; use a new run directory",
         ));
     }
-    if state.training != *cfg {
+    // The plateau rule's context-free loss is derived from the corpus at run time and never
+    // stored (`Plateau::context_free_loss`): compare the rest.
+    let mut stored = state.training.clone();
+    if let (Some(s), Some(c)) = (stored.plateau.as_mut(), cfg.plateau.as_ref()) {
+        s.context_free_loss = c.context_free_loss;
+    }
+    if stored != *cfg {
         // Even `steps` may not change: the learning-rate schedule depends on it.
         return Err(err(
             dir,
