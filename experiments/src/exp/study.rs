@@ -1223,7 +1223,7 @@ fn median_speed(kept: &[(String, Vec<f64>)], label: &str) -> Option<f64> {
 
 /// Whether a run trained again retraced its kept loss curve: every (step, split) loss both
 /// curves have compared exactly (the engine is deterministic on one machine; another CPU or
-/// backend may round differently, and then the first difference is named).
+/// backend may round differently, and then the largest difference is named).
 pub fn retraced(kept: &[CurvePoint], new: &[CurvePoint]) -> String {
     let mut compared = 0;
     let mut worst: Option<(f64, &CurvePoint, f64)> = None;
