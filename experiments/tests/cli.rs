@@ -797,7 +797,10 @@ fn dynamics_quick_measures_snapshots_at_matched_token_counts() {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         for kind in ["dynamics-", "scores-", "items-"] {
-            assert!(names.iter().any(|n| n.starts_with(kind)), "{prefix}: {names:?}");
+            assert!(
+                names.iter().any(|n| n.starts_with(kind)),
+                "{prefix}: {names:?}"
+            );
         }
     }
     // What it cost: two ledger rows per model (its dynamics work, then its final model's
@@ -846,7 +849,11 @@ fn dynamics_quick_measures_snapshots_at_matched_token_counts() {
     std::fs::remove_dir_all(out.join("runs")).unwrap();
     for e in std::fs::read_dir(&curve_dir).unwrap() {
         let p = e.unwrap().path();
-        if p.file_name().unwrap().to_string_lossy().starts_with("scores-") {
+        if p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("scores-")
+        {
             std::fs::remove_file(p).unwrap();
         }
     }
@@ -1011,12 +1018,20 @@ fn roles_choose_the_models_a_comparison_reads() {
     )
     .unwrap();
     let o = run(&[
-        "--exp", "objective", "--quick", "--config", half.to_str().unwrap(), "--out", out_s,
+        "--exp",
+        "objective",
+        "--quick",
+        "--config",
+        half.to_str().unwrap(),
+        "--out",
+        out_s,
     ]);
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("half.toml")
-            && stderr(&o).contains("[roles] mlm_untied and clm_untied name the untied pair: give both or neither"),
+            && stderr(&o).contains(
+                "[roles] mlm_untied and clm_untied name the untied pair: give both or neither"
+            ),
         "{}",
         stderr(&o)
     );

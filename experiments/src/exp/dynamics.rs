@@ -273,12 +273,7 @@ impl Study {
     /// while the weights are still in the run cache: the findings read those measurements, and
     /// a cache lost between sittings (it is not committed) would otherwise mean training the
     /// run again just to measure it.
-    pub fn follow(
-        &self,
-        id: ModelId,
-        seed: u64,
-        pooled: bool,
-    ) -> anyhow::Result<Vec<DynamicsRow>> {
+    pub fn follow(&self, id: ModelId, seed: u64, pooled: bool) -> anyhow::Result<Vec<DynamicsRow>> {
         let rows = self.dynamics(id, seed, pooled)?;
         self.scores(id, seed)?;
         Ok(rows)

@@ -176,9 +176,7 @@ fn models(exp: Experiment, cast: &Cast) -> Vec<ModelId> {
         Experiment::Layers => vec![Sgns, Mlm],
         Experiment::Qkv => vec![Mlm, SharedQk, SharedQkv],
         Experiment::Frozen => vec![cast.frozen_reference, cast.frozen],
-        Experiment::Objective => {
-            [vec![Sgns, Mlm, clm], untied, control, vec![Untrained]].concat()
-        }
+        Experiment::Objective => [vec![Sgns, Mlm, clm], untied, control, vec![Untrained]].concat(),
         Experiment::Contextuality => [vec![Mlm, clm], control, vec![Untrained]].concat(),
         _ => vec![],
     }

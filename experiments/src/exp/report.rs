@@ -257,7 +257,11 @@ fn objective_pairs(src: &Sources) -> Vec<(ModelId, ModelId)> {
 }
 
 fn embedding_of(m: ModelId) -> Named {
-    fixed(&format!("{} embedding matrix", m.label()), m.name(), "embedding")
+    fixed(
+        &format!("{} embedding matrix", m.label()),
+        m.name(),
+        "embedding",
+    )
 }
 
 /// The findings, as Markdown with figure paths relative to `results/`.
@@ -294,7 +298,11 @@ fn findings(src: &Sources) -> String {
                 }
             }
             for m in untied_pair(src) {
-                reps.push(fixed(&format!("{} embedding matrix", m.label()), m.name(), "embedding"));
+                reps.push(fixed(
+                    &format!("{} embedding matrix", m.label()),
+                    m.name(),
+                    "embedding",
+                ));
             }
             let _ = writeln!(
                 w,
