@@ -167,7 +167,7 @@ fn models(exp: Experiment, cast: &Cast) -> Vec<ModelId> {
     let clm = cast.clm;
     let control: Vec<ModelId> = cast.no_attention.into_iter().collect();
     // The untied pair beside the tied one, where the objectives are compared.
-    let untied: Vec<ModelId> = cast.untied.map_or(vec![], |(m, c)| vec![m, c]);
+    let untied = cast.untied_models();
     match exp {
         // CLM beside MLM: the objective is the transformer's other reading of the corpus.
         Experiment::Analogy | Experiment::Similarity => {

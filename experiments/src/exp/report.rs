@@ -239,11 +239,6 @@ fn score_cell(ev: &Evidence, n: &Named, bench: &str) -> String {
     }
 }
 
-/// The untied masked and causal LM when the study has them ([`super::study::Roles`]).
-fn untied_pair(src: &Sources) -> Vec<ModelId> {
-    src.cast.untied.map_or(vec![], |(m, c)| vec![m, c])
-}
-
 /// The objective read on the embedding matrix: masked against causal LM with tied heads,
 /// then (when the study has them) with untied heads, and the causal LM tied against untied,
 /// which says how much of the tied pair's difference the head makes.
@@ -297,13 +292,7 @@ fn findings(src: &Sources) -> String {
                     reps.extend(chosen(ev, &format!("{label} best {r}"), m, r, ANALOGY));
                 }
             }
-            for m in untied_pair(src) {
-                reps.push(fixed(
-                    &format!("{} embedding matrix", m.label()),
-                    m.name(),
-                    "embedding",
-                ));
-            }
+            reps.extend(src.cast.untied_models().into_iter().map(embedding_of));
             let _ = writeln!(
                 w,
                 "| representation | 3CosAdd accuracy [95% interval] (questions) |"
@@ -578,7 +567,7 @@ fn findings(src: &Sources) -> String {
             };
             let control = src.cast.no_attention;
             let shown = [ModelId::Sgns, ModelId::Mlm, src.cast.clm];
-            let shown = shown.into_iter().chain(untied_pair(src));
+            let shown = shown.into_iter().chain(src.cast.untied_models());
             for m in shown.chain(control).chain([ModelId::Untrained]) {
                 let r = if m.is_word2vec() {
                     "static"

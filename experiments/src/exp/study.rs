@@ -267,6 +267,14 @@ impl Roles {
     }
 }
 
+impl Cast {
+    /// The untied masked and causal LM ([`Roles::clm_untied`]), in that order; none when the
+    /// study has no untied pair.
+    pub fn untied_models(&self) -> Vec<ModelId> {
+        self.untied.map_or(vec![], |(m, c)| vec![m, c])
+    }
+}
+
 impl Default for Cast {
     fn default() -> Self {
         Roles::default()
