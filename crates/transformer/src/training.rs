@@ -83,13 +83,15 @@ pub struct TrainingConfig {
 pub struct Plateau {
     pub min_gain: f64,
     pub window: usize,
-    /// The held-out loss of a model that ignores context (the corpus's unigram entropy, which
-    /// [`crate::data::unigram_entropy`] computes): evaluations at or above it never count as a
-    /// plateau. A masked LM with an untied head or a frozen input can sit on the unigram
-    /// plateau, a saddle, for more than an epoch before it starts to use context (seen in the
-    /// fair-budget study), and "less than 0.01 nats gained" there is not convergence. Derived
-    /// from the corpus, which a run's key already holds, so it is left out of the key (run
-    /// hashes written before it existed do not move).
+    /// The best held-out loss of a model that ignores context
+    /// ([`crate::data::context_free_loss`]: the unigram entropy for a causal LM, lower for a
+    /// masked LM, which can copy its visible input): evaluations at or above it never count as
+    /// a plateau. A masked LM with an untied head or a frozen input can sit on the unigram
+    /// plateau, a saddle, for more than an epoch, and then creep towards the copying level,
+    /// before it starts to use context (seen in the fair-budget study); "less than 0.01 nats
+    /// gained" there is not convergence. Derived from the corpus and the objective, which a
+    /// run's key already holds, so it is left out of the key (run hashes written before it
+    /// existed do not move).
     #[serde(skip)]
     pub context_free_loss: Option<f64>,
 }

@@ -635,6 +635,18 @@ mod tests {
         // A NaN held-out loss never counts as a plateau.
         let nan = curve(&[6.5, 6.5, 6.5, 6.5, f64::NAN]);
         assert_eq!(plateau_step(&nan, &rule), None);
+
+        // The same seed resumed: it crept 0.005 nats under the unigram entropy and was stopped
+        // at step 3696 (gain 6.934 - 6.930 over the epoch from 2640), neither copying its
+        // visible input nor using context. A masked LM's context-free level is the copying one
+        // (6.308 on text8), and against it the run goes on.
+        let crept = curve(&[
+            6.950, 6.957, 6.962, 6.967, 6.949, 6.965, 6.969, 6.948, 6.952, 6.934, 6.933, 6.935,
+            6.930, 6.930,
+        ]);
+        assert_eq!(plateau_step(&crept, &rule), Some(3696));
+        rule.context_free_loss = Some(6.308);
+        assert_eq!(plateau_step(&crept, &rule), None);
     }
 
     #[test]

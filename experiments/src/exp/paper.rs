@@ -316,7 +316,19 @@ fn view(study: &Study, exp: Experiment) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for id in models(exp, &study.cast) {
         for &seed in &study.cfg.seeds {
-            rows.extend(study.scores(id, seed)?.into_iter().map(|r| TidyRow {
+            let mut scores = study.scores(id, seed)?;
+            // The chance level of the held-out loss comes from the corpus and the objective,
+            // not from the weights, so it is added here beside the unigram entropy (runs
+            // measured before it existed need no measuring again).
+            if let Some(h) = scores.iter().find(|r| r.metric == "unigram_entropy") {
+                let floor = TidyRow {
+                    metric: "context_free_loss".into(),
+                    value: study.context_free_loss(id),
+                    ..h.clone()
+                };
+                scores.push(floor);
+            }
+            rows.extend(scores.into_iter().map(|r| TidyRow {
                 experiment: exp_name.into(),
                 ..r
             }));

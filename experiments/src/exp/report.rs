@@ -409,8 +409,15 @@ fn findings(src: &Sources) -> String {
     match src.get(Experiment::Qkv) {
         Some(t) => {
             if let Some(h) = t.get(MLM, "training", None, "training", "unigram_entropy") {
-                let _ = writeln!(w, "The corpus's unigram entropy, the loss of a model that ignores context, is {:.3} nats; every model trained {} steps. Held-out masked-token loss over the whole held-out split (lower is better):\n", h.mean, h.n);
+                let _ = writeln!(w, "The corpus's unigram entropy, the loss of a model that sees neither the context nor its own input, is {:.3} nats; every model trained {} steps.", h.mean, h.n);
             }
+            if let Some(l) = t.get(MLM, "training", None, "training", "context_free_loss") {
+                let _ = writeln!(w, "A masked LM can beat it without context: a chosen position not replaced by [MASK] shows its own token (kept 10%, random 10%), and copying it leaves {:.3} nats, the chance level of this loss (`transformer::data::context_free_loss`). A loss below that level is the first sign a model uses context.", l.mean);
+            }
+            let _ = writeln!(
+                w,
+                "\nHeld-out masked-token loss over the whole held-out split (lower is better):\n"
+            );
             let loss = |m: ModelId| {
                 src.values(
                     Experiment::Qkv,
@@ -522,6 +529,24 @@ fn findings(src: &Sources) -> String {
                 )
             };
             let (a, b) = (loss(f), loss(trained));
+            let level = src
+                .get(Experiment::Frozen)
+                .and_then(|t| t.get(f, "training", None, "training", "context_free_loss"));
+            if let (Some(level), false) = (level, a.is_empty()) {
+                // Per seed: a frozen model can sit on a context-free plateau in one seed and
+                // leave it in another, which a mean over seeds hides.
+                let above: Vec<String> = a
+                    .iter()
+                    .map(|x| format!("{:+.3}", x - level.mean))
+                    .collect();
+                let _ = writeln!(
+                    w,
+                    "- held-out loss of each frozen seed minus the context-free level ({:.3} nats, no context used): {}; of the trained model: {}",
+                    level.mean,
+                    above.join(", "),
+                    b.iter().map(|x| format!("{:+.3}", x - level.mean)).collect::<Vec<_>>().join(", ")
+                );
+            }
             if a.len() >= 2 && b.len() >= 2 {
                 let d = seed_difference(&a, &b);
                 let _ = writeln!(

@@ -434,11 +434,6 @@ impl Study {
                 seqs.steps_per_epoch(cfg.training.batch_size)
             };
             d.apply(&mut cfg.training, per_epoch)?;
-            // A run on the unigram plateau has not converged: the rule counts only held-out
-            // losses below the loss of a model that ignores context.
-            if let Some(rule) = cfg.training.plateau.as_mut() {
-                rule.context_free_loss = Some(data::unigram_entropy(&corpus));
-            }
         }
         let kind = super::train::backend(args);
         let device = super::backends::open_device(kind)?;
@@ -506,8 +501,22 @@ impl Study {
             ModelId::NoAttention => model.mixing = Mixing::Uniform,
             ModelId::Sgns | ModelId::Cbow | ModelId::Mlm | ModelId::Untrained => {}
         }
+        // A run on a context-free plateau (the unigram, or for a masked LM also copying the
+        // visible input) has not converged: the rule counts only held-out losses below the
+        // best loss of a model of this objective that ignores context.
+        if let Some(rule) = training.plateau.as_mut() {
+            rule.context_free_loss =
+                Some(data::context_free_loss(&self.corpus, training.objective));
+        }
         let model = model.to_config(self.corpus.vocab.len_with_specials(), training.seq_len);
         (model, training)
+    }
+
+    /// The lowest held-out loss a model of `id`'s objective reaches without using context
+    /// ([`data::context_free_loss`]): the chance level its held-out loss is read against.
+    pub fn context_free_loss(&self, id: ModelId) -> f64 {
+        let (_, training) = self.variant(id, 0);
+        data::context_free_loss(&self.corpus, training.objective)
     }
 
     pub(crate) fn run_dir(&self, id: ModelId, seed: u64) -> PathBuf {
