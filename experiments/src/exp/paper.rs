@@ -320,13 +320,32 @@ fn view(study: &Study, exp: Experiment) -> anyhow::Result<()> {
             // The chance level of the held-out loss comes from the corpus and the objective,
             // not from the weights, so it is added here beside the unigram entropy (runs
             // measured before it existed need no measuring again).
-            if let Some(h) = scores.iter().find(|r| r.metric == "unigram_entropy") {
-                let floor = TidyRow {
+            if let Some(h) = scores
+                .iter()
+                .find(|r| r.metric == "unigram_entropy")
+                .cloned()
+            {
+                let level = study.context_free_loss(id);
+                scores.push(TidyRow {
                     metric: "context_free_loss".into(),
-                    value: study.context_free_loss(id),
+                    value: level,
                     ..h.clone()
-                };
-                scores.push(floor);
+                });
+                // When the held-out loss first went below that level (the step of the first
+                // such evaluation; the steps trained, `n`, when none did): how long a run sat
+                // on a context-free plateau, read from its curve.
+                if id != ModelId::Untrained {
+                    let below = study
+                        .curve(id, seed)?
+                        .into_iter()
+                        .find(|p| p.split == "heldout" && p.loss < level)
+                        .map_or(h.n, |p| p.step);
+                    scores.push(TidyRow {
+                        metric: "steps_to_context_free_level".into(),
+                        value: below as f64,
+                        ..h
+                    });
+                }
             }
             rows.extend(scores.into_iter().map(|r| TidyRow {
                 experiment: exp_name.into(),
