@@ -168,6 +168,70 @@ impl Sequences {
         self.make(&self.heldout, &rows, objective, 0xE7A1 + i as u64)
     }
 
+    /// The held-out loss of the best model that ignores context, on exactly the targets
+    /// [`crate::training::heldout_loss`] scores (the same `n_batches` held-out batches of
+    /// `batch` sequences, the same masking, the mean over targets): the chance level of that
+    /// measure. Its probabilities come from the training split's word counts (add-one over the
+    /// words and `[UNK]`, so a word seen only in the held-out split keeps a finite loss).
+    ///
+    /// Masked LM: the unigram at `[MASK]`, and elsewhere the posterior of the target given the
+    /// visible token, P(T = w | x) ∝ k·p(x)·[w = x] + r·p(w)/V ([`context_free_loss`] has the
+    /// derivation and its closed form over the corpus; a visible `[UNK]` was kept, so it is
+    /// certain). Causal LM: the unigram, except that the last target of a sequence is always
+    /// `[SEP]`, which a model that knows its position predicts with certainty.
+    pub fn context_free_heldout_loss(
+        &self,
+        objective: Objective,
+        batch: usize,
+        n_batches: Option<usize>,
+    ) -> f64 {
+        let s = self.specials;
+        let v = self.n_words as usize;
+        // Word ids, then [UNK] at index v.
+        let mut counts = vec![1.0f64; v + 1];
+        for &id in &self.train {
+            if (id as usize) < v {
+                counts[id as usize] += 1.0;
+            } else if id == s.unk {
+                counts[v] += 1.0;
+            }
+        }
+        let total: f64 = counts.iter().sum();
+        let p = |id: u32| -> f64 {
+            let i = if id == s.unk { v } else { id as usize };
+            counts[i] / total
+        };
+        let a = f64::from(MASK_AS_MASK);
+        let r = f64::from(MASK_AS_RANDOM);
+        let k = 1.0 - a - r;
+        let uniform = 1.0 / v as f64;
+        let n = n_batches.unwrap_or_else(|| self.n_heldout_batches(batch));
+        let (mut loss, mut targets) = (0.0f64, 0usize);
+        for i in 0..n {
+            let b = self.heldout_batch(objective, batch, i);
+            for &(pos, target) in &b.targets {
+                let prob = match objective {
+                    Objective::Clm if target == s.sep => 1.0,
+                    Objective::Clm => p(target),
+                    Objective::Mlm => {
+                        let x = b.inputs[pos];
+                        if x == s.mask {
+                            p(target)
+                        } else if x == s.unk {
+                            1.0
+                        } else {
+                            let copy = if x == target { k * p(x) } else { 0.0 };
+                            (copy + r * p(target) * uniform) / (k * p(x) + r * uniform)
+                        }
+                    }
+                };
+                loss -= prob.ln();
+                targets += 1;
+            }
+        }
+        loss / targets.max(1) as f64
+    }
+
     /// Batches of `batch` sequences that cover the held-out split.
     pub fn n_heldout_batches(&self, batch: usize) -> usize {
         self.n_heldout().div_ceil(batch.max(1))
@@ -485,6 +549,42 @@ mod tests {
         assert!((empirical - floor).abs() < 0.015, "{empirical} vs {floor}");
         // Copying the visible token is worth 0.067 nats here, over four times the tolerance.
         assert!(h - floor > 0.06, "{h} vs {floor}");
+    }
+
+    /// On the held-out split of a periodic corpus, whose counts are the corpus's, the level
+    /// measured on the real held-out batches agrees with the closed form; a causal LM's level
+    /// is the unigram's less what the always-[SEP] last target gives away.
+    #[test]
+    fn context_free_heldout_loss_agrees_with_the_closed_form() {
+        let text: String = (0..6000)
+            .map(|i| format!("a a a a a a a a b b b b c c d u{i} "))
+            .collect();
+        let cfg = CorpusConfig {
+            path: "m".into(),
+            preset: Preset::Text8,
+            lowercase: false,
+            min_count: 2,
+            max_size: None,
+            chunk_len: 1000,
+        };
+        let c = Corpus::from_text(&text, Path::new("m"), &cfg).unwrap();
+        let s = Sequences::new(&c, 66, 0.5).unwrap();
+        let mlm = s.context_free_heldout_loss(Objective::Mlm, 32, None);
+        let closed = context_free_loss(&c, Objective::Mlm);
+        // About 750 held-out sequences, 7k masked targets: standard error near 0.01.
+        assert!((mlm - closed).abs() < 0.04, "{mlm} vs {closed}");
+        // Causal LM: 63 targets a sequence, the last one [SEP] at no cost. The words' unigram
+        // here is exact (every sequence holds four whole periods), up to the add-one counts.
+        let clm = s.context_free_heldout_loss(Objective::Clm, 32, None);
+        let h = unigram_entropy(&c);
+        assert!(
+            (clm - h * 62.0 / 63.0).abs() < 1e-3,
+            "{clm} vs {}",
+            h * 62.0 / 63.0
+        );
+        // A handful of batches is a different measure, and the function follows it.
+        let few = s.context_free_heldout_loss(Objective::Mlm, 32, Some(2));
+        assert!(few.is_finite() && few != mlm);
     }
 
     #[test]

@@ -418,6 +418,9 @@ pub struct Study {
     pairs: CollocationPairs,
     /// `cfg.roles`, checked.
     pub cast: Cast,
+    /// The held-out loss of the best context-free model, masked LM then causal LM, on the
+    /// held-out targets the models are scored on ([`Sequences::context_free_heldout_loss`]).
+    context_free: [f64; 2],
 }
 
 impl Study {
@@ -461,7 +464,15 @@ impl Study {
             cfg.seeds,
             kind.name()
         );
+        let t = &cfg.training;
+        let context_free = [Objective::Mlm, Objective::Clm]
+            .map(|o| seqs.context_free_heldout_loss(o, t.batch_size, t.eval_batches));
+        println!(
+            "held-out loss of the best context-free model (the chance level of the held-out loss): masked LM {:.3}, causal LM {:.3} nats",
+            context_free[0], context_free[1]
+        );
         Ok(Study {
+            context_free,
             benchmarks: Benchmarks::load(&args.similarity)?,
             cfg,
             corpus_cfg,
@@ -505,18 +516,26 @@ impl Study {
         // visible input) has not converged: the rule counts only held-out losses below the
         // best loss of a model of this objective that ignores context.
         if let Some(rule) = training.plateau.as_mut() {
-            rule.context_free_loss =
-                Some(data::context_free_loss(&self.corpus, training.objective));
+            rule.context_free_loss = Some(self.context_free_level(training.objective));
         }
         let model = model.to_config(self.corpus.vocab.len_with_specials(), training.seq_len);
         (model, training)
     }
 
-    /// The lowest held-out loss a model of `id`'s objective reaches without using context
-    /// ([`data::context_free_loss`]): the chance level its held-out loss is read against.
+    /// The lowest held-out loss a model of `id`'s objective reaches without using context, on
+    /// the held-out targets it is scored on ([`Sequences::context_free_heldout_loss`]; the
+    /// corpus-wide closed form, [`data::context_free_loss`], derives it): the chance level its
+    /// held-out loss is read against.
     pub fn context_free_loss(&self, id: ModelId) -> f64 {
         let (_, training) = self.variant(id, 0);
-        data::context_free_loss(&self.corpus, training.objective)
+        self.context_free_level(training.objective)
+    }
+
+    fn context_free_level(&self, objective: Objective) -> f64 {
+        match objective {
+            Objective::Mlm => self.context_free[0],
+            Objective::Clm => self.context_free[1],
+        }
     }
 
     pub(crate) fn run_dir(&self, id: ModelId, seed: u64) -> PathBuf {
