@@ -458,7 +458,7 @@ fn keep(exp: Experiment, rows: Vec<TidyRow>) -> Vec<TidyRow> {
                     || r.benchmark == "training"
             }
             Experiment::Frozen => vectors(r) || r.benchmark == "training",
-            Experiment::Objective => vectors(r),
+            Experiment::Objective => vectors(r) || r.benchmark == "training",
             Experiment::Contextuality => r.representation == "contextual",
             _ => true,
         })

@@ -635,6 +635,25 @@ fn findings(src: &Sources) -> String {
                     let _ = writeln!(w, "- {} {where_}: z {}", m.label(), fmt_iv(&seed_mean(&v)));
                 }
             }
+            // Whether each model predicts from context at all: a seed above its objective's
+            // context-free level learnt no more than a model that ignores context, and its
+            // vectors enter the comparisons below anyway (dropping it would bias them).
+            let mut levels = Vec::new();
+            let transformers = [ModelId::Mlm, src.cast.clm].into_iter();
+            for m in transformers.chain(src.cast.untied_models()).chain(control) {
+                let rep = Rep::new(m.name(), "training", None);
+                let loss = src.values(Experiment::Objective, &rep, "training", "heldout_loss");
+                let level =
+                    src.values(Experiment::Objective, &rep, "training", "context_free_loss");
+                if let (false, Some(level)) = (loss.is_empty(), level.first()) {
+                    let d: Vec<String> =
+                        loss.iter().map(|x| format!("{:+.3}", x - level)).collect();
+                    levels.push(format!("{} {} (level {level:.3})", m.label(), d.join(", ")));
+                }
+            }
+            if !levels.is_empty() {
+                let _ = writeln!(w, "- held-out loss minus the objective's context-free level, per seed (below 0: predicts better than any model that ignores context; the losses of the two objectives are not comparable with each other): {}", levels.join("; "));
+            }
             // The objective (MLM against the causal LM), then self-attention (MLM against the
             // same model with attention replaced by a uniform average, when there is one).
             let mut pairs = objective_pairs(src);
