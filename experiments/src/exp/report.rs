@@ -868,6 +868,65 @@ mod tests {
         );
     }
 
+    /// Planted held-out losses: the frozen section states each seed against the context-free
+    /// level, when it went below, and the counts by Fisher's exact test (1 of 3 against 3 of
+    /// 3: 4 seeds below in all, the frozen arm holding 1, 2 or 3 of them with probabilities
+    /// 3/15, 9/15, 3/15; the two as extreme as observed sum to 0.40).
+    #[test]
+    fn the_frozen_section_reads_each_seed_against_the_context_free_level() {
+        let exp = name(Experiment::Frozen);
+        let mut rows = Vec::new();
+        let planted = [
+            (
+                ModelId::FrozenEmbedding,
+                [(6.30, 4752), (6.92, 5280), (6.95, 5280)],
+            ),
+            (ModelId::Mlm, [(5.40, 528), (5.50, 792), (5.60, 1056)]),
+        ];
+        for (m, seeds) in planted {
+            for (seed, (loss, below)) in (1..).zip(seeds) {
+                let t = TidyRow::template(exp, m.name(), "training");
+                let values = [
+                    ("heldout_loss", loss),
+                    ("context_free_loss", 6.313),
+                    ("steps_to_context_free_level", below as f64),
+                ];
+                rows.extend(t.measures("training", 5280, &values).map(|r| TidyRow {
+                    seed: Some(seed),
+                    ..r
+                }));
+            }
+        }
+        let mut tables: Vec<_> = PAPER.iter().map(|&e| (e, None)).collect();
+        for (e, t) in tables.iter_mut() {
+            if *e == Experiment::Frozen {
+                *t = Some(Table(super::super::paper::summarise(exp, &rows)));
+            }
+        }
+        let src = Sources {
+            tables,
+            stale: Vec::new(),
+            rows: vec![(Experiment::Frozen, rows)],
+            evidence: Some(Evidence::from_rows(
+                Vec::new(),
+                &Benchmarks {
+                    analogy: Vec::new(),
+                    similarity: Vec::new(),
+                },
+            )),
+            cast: Cast::default(),
+        };
+        let md = findings(&src);
+        assert!(
+            md.contains("per seed: frozen -0.013 (below from step 4752), +0.607 (above at the end), +0.637 (above at the end); trained -0.913 (below from step 528), -0.813 (below from step 792), -0.713 (below from step 1056)."),
+            "{md}"
+        );
+        assert!(
+            md.contains("frozen 1 of 3, trained 3 of 3; Fisher's exact p = 0.40"),
+            "{md}"
+        );
+    }
+
     #[test]
     fn a_missing_experiment_is_named() {
         let src = Sources {
