@@ -378,11 +378,15 @@ mod tests {
     use std::path::Path;
 
     fn corpus(text: &str) -> Corpus {
+        corpus_with_min_count(text, 1)
+    }
+
+    fn corpus_with_min_count(text: &str, min_count: u64) -> Corpus {
         let cfg = CorpusConfig {
             path: "m".into(),
             preset: Preset::Text8,
             lowercase: false,
-            min_count: 1,
+            min_count,
             max_size: None,
             chunk_len: 1000,
         };
@@ -512,24 +516,21 @@ mod tests {
         assert!((context_free_loss(&c, Objective::Mlm) - want).abs() < 1e-6);
     }
 
+    /// `blocks` periods of 16 tokens: a×8, b×4, c×2, d, and a word seen once (`[UNK]` at
+    /// min_count 2): a skewed unigram with out-of-vocabulary words.
+    fn skewed_corpus(blocks: usize) -> Corpus {
+        let text: String = (0..blocks)
+            .map(|i| format!("a a a a a a a a b b b b c c d u{i} "))
+            .collect();
+        corpus_with_min_count(&text, 2)
+    }
+
     /// The empirical conditional entropy of the target given the visible input over many real
     /// masked batches, on a skewed corpus with `[UNK]`s, agrees with the closed form: the
     /// formula describes the masking the batches actually do.
     #[test]
     fn context_free_loss_agrees_with_the_masking_of_real_batches() {
-        // Per block of 16 tokens: a×8, b×4, c×2, d, and a word seen once ([UNK] at min_count 2).
-        let text: String = (0..3000)
-            .map(|i| format!("a a a a a a a a b b b b c c d u{i} "))
-            .collect();
-        let cfg = CorpusConfig {
-            path: "m".into(),
-            preset: Preset::Text8,
-            lowercase: false,
-            min_count: 2,
-            max_size: None,
-            chunk_len: 1000,
-        };
-        let c = Corpus::from_text(&text, Path::new("m"), &cfg).unwrap();
+        let c = skewed_corpus(3000);
         assert_eq!(c.vocab.len(), 4);
         let s = Sequences::new(&c, 66, 0.01).unwrap();
         let mut joint = std::collections::HashMap::<(u32, u32), f64>::new();
@@ -563,18 +564,7 @@ mod tests {
     /// is the unigram's less what the always-[SEP] last target gives away.
     #[test]
     fn context_free_heldout_loss_agrees_with_the_closed_form() {
-        let text: String = (0..6000)
-            .map(|i| format!("a a a a a a a a b b b b c c d u{i} "))
-            .collect();
-        let cfg = CorpusConfig {
-            path: "m".into(),
-            preset: Preset::Text8,
-            lowercase: false,
-            min_count: 2,
-            max_size: None,
-            chunk_len: 1000,
-        };
-        let c = Corpus::from_text(&text, Path::new("m"), &cfg).unwrap();
+        let c = skewed_corpus(6000);
         let s = Sequences::new(&c, 66, 0.5).unwrap();
         let mlm = s.context_free_heldout_loss(Objective::Mlm, 32, None);
         let closed = context_free_loss(&c, Objective::Mlm);

@@ -897,25 +897,13 @@ mod tests {
                 }));
             }
         }
-        let mut tables: Vec<_> = PAPER.iter().map(|&e| (e, None)).collect();
-        for (e, t) in tables.iter_mut() {
+        let mut src = sources_without_measurements();
+        for (e, t) in src.tables.iter_mut() {
             if *e == Experiment::Frozen {
                 *t = Some(Table(super::super::paper::summarise(exp, &rows)));
             }
         }
-        let src = Sources {
-            tables,
-            stale: Vec::new(),
-            rows: vec![(Experiment::Frozen, rows)],
-            evidence: Some(Evidence::from_rows(
-                Vec::new(),
-                &Benchmarks {
-                    analogy: Vec::new(),
-                    similarity: Vec::new(),
-                },
-            )),
-            cast: Cast::default(),
-        };
+        src.rows = vec![(Experiment::Frozen, rows)];
         let md = findings(&src);
         assert!(
             md.contains("per seed: frozen -0.013 (below from step 4752), +0.607 (above at the end), +0.637 (above at the end); trained -0.913 (below from step 528), -0.813 (below from step 792), -0.713 (below from step 1056)."),
@@ -927,11 +915,11 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_missing_experiment_is_named() {
-        let src = Sources {
+    /// The paper's experiments with no table, no rows and no per-item outcomes.
+    fn sources_without_measurements() -> Sources {
+        Sources {
             tables: PAPER.iter().map(|&e| (e, None)).collect(),
-            stale: vec![Experiment::Qkv],
+            stale: Vec::new(),
             rows: Vec::new(),
             evidence: Some(Evidence::from_rows(
                 Vec::new(),
@@ -941,6 +929,14 @@ mod tests {
                 },
             )),
             cast: Cast::default(),
+        }
+    }
+
+    #[test]
+    fn a_missing_experiment_is_named() {
+        let src = Sources {
+            stale: vec![Experiment::Qkv],
+            ..sources_without_measurements()
         };
         let md = findings(&src);
         assert!(md.contains("Not measured yet: run `cargo run -p experiments -- --exp analogy`"));
