@@ -33,6 +33,7 @@ use super::study::{Measures, ModelId, Study};
 use crate::output::{self, TidyRow};
 use crate::plot::{self, Series};
 use crate::{runs, Args};
+use transformer::data::Objective;
 
 /// The `[dynamics]` table: the fair-budget schedule, in epochs of the training split.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -138,7 +139,7 @@ impl DynamicsConfig {
         training.plateau = Some(transformer::training::Plateau {
             min_gain: self.plateau_min_gain,
             window: steps_per_epoch.max(training.eval_every),
-            // Set from the corpus by the study ([`Study::load`]).
+            // Set per objective by the study ([`Study::variant`]).
             context_free_loss: None,
         });
         training
@@ -398,15 +399,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     output::write_csv(&dir.join("dynamics.csv"), &rows)?;
     // The held-out loss figure draws each objective's context-free level beside the curves.
     let levels = [
-        (
-            "masked LM, context-free level",
-            study.context_free_loss(ModelId::Mlm),
-        ),
-        (
-            "causal LM, context-free level",
-            study.context_free_loss(ModelId::Clm),
-        ),
-    ];
+        ("masked LM, context-free level", Objective::Mlm),
+        ("causal LM, context-free level", Objective::Clm),
+    ]
+    .map(|(name, o)| (name, study.context_free_level(o)));
     figures(&rows, &ids, &levels, &dir)?;
     println!("wrote {}", dir.display());
     if dynamics.findings {

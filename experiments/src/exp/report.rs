@@ -511,7 +511,7 @@ fn findings(src: &Sources) -> String {
 
     let _ = writeln!(w, "### Would frozen random embeddings do?\n");
     match src.get(Experiment::Frozen) {
-        Some(_) => {
+        Some(table) => {
             // The frozen ablation and the trained model with the same head ([roles]).
             let (f, trained) = (src.cast.frozen.name(), src.cast.frozen_reference.name());
             let _ = writeln!(
@@ -529,9 +529,7 @@ fn findings(src: &Sources) -> String {
                 )
             };
             let (a, b) = (loss(f), loss(trained));
-            let level = src
-                .get(Experiment::Frozen)
-                .and_then(|t| t.get(f, "training", None, "training", "context_free_loss"));
+            let level = table.get(f, "training", None, "training", "context_free_loss");
             if let (Some(level), false, false) = (level, a.is_empty(), b.is_empty()) {
                 // Per seed: a model can sit on a context-free plateau in one seed and leave it
                 // in another, which a mean over seeds hides; with 3 seeds an arm, the counts of

@@ -531,7 +531,8 @@ impl Study {
         self.context_free_level(training.objective)
     }
 
-    fn context_free_level(&self, objective: Objective) -> f64 {
+    /// [`Study::context_free_loss`] of an objective.
+    pub fn context_free_level(&self, objective: Objective) -> f64 {
         match objective {
             Objective::Mlm => self.context_free[0],
             Objective::Clm => self.context_free[1],
