@@ -24,7 +24,7 @@ use std::path::Path;
 
 use analysis::inference::Interval;
 
-use super::{fmt_iv, Sources, ANALOGY, MLM};
+use super::{fmt_iv, fmt_p, Sources, ANALOGY, MLM};
 use crate::exp::evidence::{seed_difference, seed_mean, Evidence, Half, Rep};
 use crate::exp::study::{Cast, ModelId};
 use crate::Experiment;
@@ -85,24 +85,32 @@ fn moved(iv: &Interval) -> &'static str {
     }
 }
 
+/// How a contrast a - b reads when a is higher, and when b is.
+type Verdicts<'a> = (&'a str, &'a str);
+
+/// "a higher" / "b higher" for a contrast between two named things.
+fn higher(a: &str, b: &str) -> (String, String) {
+    (format!("{a} higher"), format!("{b} higher"))
+}
+
 /// A contrast's verdict in a few words.
-fn answer(iv: &Interval, a: &str, b: &str) -> String {
+fn answer(iv: &Interval, (up, down): Verdicts) -> String {
     match direction(iv) {
-        Ok(Some(true)) => format!("{a} higher"),
-        Ok(Some(false)) => format!("{b} higher"),
+        Ok(Some(true)) => up.into(),
+        Ok(Some(false)) => down.into(),
         Ok(None) => "no difference shown".into(),
         Err(()) => "no interval".into(),
     }
 }
 
 /// Whether the two budgets' verdicts on a contrast agree.
-fn changed(old: &Interval, new: &Interval, a: &str, b: &str) -> String {
+fn changed(old: &Interval, new: &Interval, verdicts: Verdicts) -> String {
     match (direction(old), direction(new)) {
         (Ok(x), Ok(y)) if x == y => "no: same answer".into(),
         (Ok(_), Ok(_)) => format!(
             "**yes**: was \"{}\", now \"{}\"",
-            answer(old, a, b),
-            answer(new, a, b)
+            answer(old, verdicts),
+            answer(new, verdicts)
         ),
         _ => "-".into(),
     }
@@ -243,7 +251,8 @@ impl Table<'_> {
             };
             Some(self.ev()?.difference(&x.rep, &y.rep, bench, half)?.diff)
         };
-        self.contrast_line(w, label, one(true), one(false), names);
+        let (up, down) = higher(names.0, names.1);
+        self.contrast_line(w, label, one(true), one(false), (&up, &down));
     }
 
     fn contrast_line(
@@ -252,14 +261,14 @@ impl Table<'_> {
         label: &str,
         old: Option<Interval>,
         new: Option<Interval>,
-        names: (&str, &str),
+        verdicts: Verdicts,
     ) {
         let cell = |iv: &Option<Interval>| match iv {
-            Some(iv) => format!("{}: {}", fmt_iv(iv), answer(iv, names.0, names.1)),
+            Some(iv) => format!("{}: {}", fmt_iv(iv), answer(iv, verdicts)),
             None => "-".into(),
         };
         let verdict = match (&old, &new) {
-            (Some(o), Some(n)) => changed(o, n, names.0, names.1),
+            (Some(o), Some(n)) => changed(o, n, verdicts),
             _ => "-".into(),
         };
         let _ = writeln!(
@@ -282,7 +291,83 @@ impl Table<'_> {
         let d = |(a, b): (Vec<f64>, Vec<f64>)| {
             (a.len() >= 2 && b.len() >= 2).then(|| seed_difference(&a, &b))
         };
-        self.contrast_line(w, label, d(old), d(new), names);
+        let (up, down) = higher(names.0, names.1);
+        self.contrast_line(w, label, d(old), d(new), (&up, &down));
+    }
+
+    /// A per-seed loss against its context-free level (a constant of the corpus and the
+    /// held-out targets, the same in both budgets), in each budget: mean(loss) - level with a
+    /// t interval over seeds, read as above / below the level.
+    fn against_level(
+        &self,
+        w: &mut String,
+        label: &str,
+        old: (Vec<f64>, Vec<f64>),
+        new: (Vec<f64>, Vec<f64>),
+    ) {
+        let d = |(loss, level): (Vec<f64>, Vec<f64>)| {
+            let level = *level.first()?;
+            (loss.len() >= 2).then(|| {
+                let mut iv = seed_mean(&loss);
+                iv.estimate -= level;
+                iv.lo -= level;
+                iv.hi -= level;
+                iv
+            })
+        };
+        self.contrast_line(
+            w,
+            label,
+            d(old),
+            d(new),
+            ("above the level", "below the level"),
+        );
+    }
+
+    /// How many seeds of each arm end below the context-free level, in each budget, with
+    /// Fisher's exact test: a model can sit on a context-free plateau in one seed and leave it
+    /// in another, which a mean over seeds hides (with 3 seeds an arm the smallest p is 0.10).
+    fn seeds_below_level(
+        &self,
+        w: &mut String,
+        label: &str,
+        old: [(Vec<f64>, Vec<f64>); 2],
+        new: [(Vec<f64>, Vec<f64>); 2],
+    ) {
+        let count = |(loss, level): &(Vec<f64>, Vec<f64>)| -> Option<(u64, u64)> {
+            let level = *level.first()?;
+            (!loss.is_empty()).then(|| {
+                let below = loss.iter().filter(|x| **x < level).count() as u64;
+                (below, loss.len() as u64)
+            })
+        };
+        let one = |arms: &[(Vec<f64>, Vec<f64>); 2]| -> Option<(String, f64)> {
+            let ((a, n), (b, m)) = (count(&arms[0])?, count(&arms[1])?);
+            let p = analysis::inference::fisher_exact(a, n, b, m);
+            Some((
+                format!("{a} of {n} vs {b} of {m} (Fisher p {})", fmt_p(p)),
+                p,
+            ))
+        };
+        let (o, n) = (one(&old), one(&new));
+        let cell = |x: &Option<(String, f64)>| x.as_ref().map_or("-".into(), |x| x.0.clone());
+        let verdict = match (&o, &n) {
+            (Some((_, p)), Some((_, q))) if (*p < 0.05) == (*q < 0.05) => {
+                if *q < 0.05 {
+                    "no: a difference shown in both".to_string()
+                } else {
+                    "no: no difference shown in either".to_string()
+                }
+            }
+            (Some(_), Some(_)) => "**yes**: the exact test's verdict differs".into(),
+            _ => "-".into(),
+        };
+        let _ = writeln!(
+            w,
+            "| {label} | {} | {} | - | {verdict} |",
+            cell(&o),
+            cell(&n)
+        );
     }
 
     fn values(
@@ -458,11 +543,32 @@ impl Table<'_> {
         let loss = |src: &Sources, exp: Experiment, m: &str| {
             Self::values(src, exp, m, "training", None, "training", "heldout_loss")
         };
+        // The chance level of that loss: what a masked LM reaches by copying its visible
+        // input and ignoring context (`Sequences::context_free_heldout_loss`).
+        let level = |src: &Sources, exp: Experiment, m: &str| {
+            Self::values(
+                src,
+                exp,
+                m,
+                "training",
+                None,
+                "training",
+                "context_free_loss",
+            )
+        };
+        let with_level =
+            |src: &Sources, exp: Experiment, m: &str| (loss(src, exp, m), level(src, exp, m));
         self.seeds(
             w,
             "held-out loss, MLM (separate W_Q, W_K, W_V)",
             &loss(self.old, Experiment::Qkv, MLM),
             &loss(self.study, Experiment::Qkv, MLM),
+        );
+        self.against_level(
+            w,
+            "held-out loss - context-free level, MLM (above: no sign of predicting from context)",
+            with_level(self.old, Experiment::Qkv, MLM),
+            with_level(self.study, Experiment::Qkv, MLM),
         );
         self.seeds(
             w,
@@ -516,6 +622,15 @@ impl Table<'_> {
             pair(self.study, nc),
             ("frozen", "trained"),
         );
+        let arms = |src: &Sources, c: Cast| {
+            [c.frozen, c.frozen_reference].map(|m| with_level(src, Experiment::Frozen, m.name()))
+        };
+        self.seeds_below_level(
+            w,
+            "seeds ending below the context-free level, frozen vs trained input",
+            arms(self.old, oc),
+            arms(self.study, nc),
+        );
         for (bench, short) in [("WS-353-ALL", "WS-353"), (ANALOGY, "3CosAdd")] {
             self.contrast_items(
                 w,
@@ -558,6 +673,12 @@ impl Table<'_> {
         ] {
             self.seeds(w, label, &z(self.old, o, r), &z(self.study, n, r));
         }
+        self.against_level(
+            w,
+            &format!("held-out loss - context-free level, {clm}"),
+            with_level(self.old, Experiment::Objective, oc.clm.name()),
+            with_level(self.study, Experiment::Objective, nc.clm.name()),
+        );
         self.contrast_seeds(
             w,
             &format!("MLM - {clm}"),
@@ -695,18 +816,33 @@ mod tests {
             .collect()
     }
 
-    fn losses(model: &str, values: [f64; 3]) -> Vec<TidyRow> {
+    /// One `training` row per seed of `metric` in `exp`'s view.
+    fn training(exp: Experiment, model: &str, metric: &str, values: &[f64]) -> Vec<TidyRow> {
         values
             .iter()
             .zip(1..)
             .map(|(&v, seed)| TidyRow {
                 benchmark: "training".into(),
-                metric: "heldout_loss".into(),
+                metric: metric.into(),
                 value: v,
                 seed: Some(seed),
-                ..TidyRow::template("qkv", model, "training")
+                ..TidyRow::template(&format!("{exp:?}").to_lowercase(), model, "training")
             })
             .collect()
+    }
+
+    fn losses(model: &str, values: [f64; 3]) -> Vec<TidyRow> {
+        training(Experiment::Qkv, model, "heldout_loss", &values)
+    }
+
+    /// Held-out losses with the masked LM's context-free level beside each seed.
+    fn losses_and_level(exp: Experiment, model: &str, values: &[f64]) -> Vec<TidyRow> {
+        let level = vec![6.313; values.len()];
+        [
+            training(exp, model, "heldout_loss", values),
+            training(exp, model, "context_free_loss", &level),
+        ]
+        .concat()
     }
 
     fn sources(items: Vec<ItemRow>, qkv: Vec<TidyRow>) -> Sources {
@@ -784,6 +920,72 @@ mod tests {
         );
         // Nothing measured: a dash, never a made-up verdict.
         assert!(line(&md, "| MEN: MLM embedding matrix |").ends_with("| - | - | - | - |"));
+        // No context-free level in either view: no line can say above or below it.
+        assert!(
+            line(&md, "| held-out loss - context-free level, MLM").ends_with("| - | - | - | - |")
+        );
+    }
+
+    /// The masked LM against its context-free level (6.313): 800 steps above it, the study
+    /// below it; the frozen-input arm counted seed by seed, Fisher's exact test per budget.
+    #[test]
+    fn the_loss_is_read_against_the_context_free_level_in_each_budget() {
+        let (frozen, trained) = (ModelId::FrozenEmbedding.name(), MLM);
+        let old = Sources {
+            rows: vec![
+                (
+                    Experiment::Qkv,
+                    losses_and_level(Experiment::Qkv, MLM, &[6.44, 6.43, 6.45]),
+                ),
+                (
+                    Experiment::Frozen,
+                    [
+                        losses_and_level(Experiment::Frozen, frozen, &[7.0, 7.1, 6.9]),
+                        losses_and_level(Experiment::Frozen, trained, &[6.44, 6.43, 6.45]),
+                    ]
+                    .concat(),
+                ),
+            ],
+            ..sources(cosines(MLM, true), Vec::new())
+        };
+        // Five seeds an arm in the study: every frozen seed above the level, every trained
+        // one below it.
+        let mut study = Sources {
+            rows: vec![
+                (
+                    Experiment::Qkv,
+                    losses_and_level(Experiment::Qkv, MLM, &[5.40, 5.41, 5.39]),
+                ),
+                (
+                    Experiment::Frozen,
+                    [
+                        losses_and_level(Experiment::Frozen, frozen, &[6.92, 6.95, 6.4, 6.5, 6.9]),
+                        losses_and_level(Experiment::Frozen, trained, &[5.6, 5.5, 5.4, 6.2, 6.3]),
+                    ]
+                    .concat(),
+                ),
+            ],
+            ..sources(cosines(MLM, true), Vec::new())
+        };
+        let md = section(
+            &mut study,
+            Baseline {
+                src: old,
+                shown: "results/".into(),
+            },
+        );
+        // Mean 6.44, sd 0.01 over 3 seeds: t(2) 4.303 * 0.01 / sqrt(3) = 0.0248 either side
+        // of 6.44 - 6.313 = 0.127; the study's 5.40 is 0.913 below.
+        assert_eq!(
+            line(&md, "| held-out loss - context-free level, MLM"),
+            "| held-out loss - context-free level, MLM (above: no sign of predicting from context) | 0.127 [0.102, 0.152]: above the level | -0.913 [-0.938, -0.888]: below the level | - | **yes**: was \"above the level\", now \"below the level\" |"
+        );
+        // 800 steps: 0 of 3 vs 0 of 3, p 1. Study: 0 of 5 vs 5 of 5; the only tables as
+        // extreme with these margins are this one and its mirror, so p = 2 / C(10, 5) = 2/252.
+        assert_eq!(
+            line(&md, "| seeds ending below the context-free level"),
+            "| seeds ending below the context-free level, frozen vs trained input | 0 of 3 vs 0 of 3 (Fisher p 1.00) | 0 of 5 vs 5 of 5 (Fisher p 0.0079) | - | **yes**: the exact test's verdict differs |"
+        );
     }
 
     #[test]
