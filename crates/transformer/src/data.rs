@@ -59,6 +59,59 @@ pub struct Batch {
     pub targets: Vec<(usize, u32)>,
 }
 
+/// The best model that ignores context, from the training split's word counts (add-one over
+/// the words and `[UNK]`, so a word seen only in the held-out split keeps a finite loss).
+pub struct ContextFree {
+    /// Word ids, then `[UNK]` at index `n_words`.
+    counts: Vec<f64>,
+    total: f64,
+    specials: SpecialTokens,
+}
+
+impl ContextFree {
+    /// Its probability of `target` at flat position `pos` of `batch`.
+    ///
+    /// Masked LM: the unigram at `[MASK]`, and elsewhere the posterior of the target given the
+    /// visible token, P(T = w | x) ∝ k·p(x)·[w = x] + r·p(w)/V ([`context_free_loss`] has the
+    /// derivation and its closed form over the corpus; a visible `[UNK]` was kept, so it is
+    /// certain). Causal LM: the unigram, except that the last target of a sequence is always
+    /// `[SEP]`, which a model that knows its position predicts with certainty.
+    pub fn prob(&self, objective: Objective, batch: &Batch, pos: usize, target: u32) -> f64 {
+        let s = self.specials;
+        match objective {
+            Objective::Clm if target == s.sep => 1.0,
+            Objective::Clm => self.unigram(target),
+            Objective::Mlm => {
+                let x = batch.inputs[pos];
+                if x == s.mask {
+                    self.unigram(target)
+                } else if x == s.unk {
+                    1.0
+                } else {
+                    let a = f64::from(MASK_AS_MASK);
+                    let r = f64::from(MASK_AS_RANDOM);
+                    let k = 1.0 - a - r;
+                    let uniform = 1.0 / (self.counts.len() - 1) as f64;
+                    let p = |id| self.unigram(id);
+                    let copy = if x == target { k * p(x) } else { 0.0 };
+                    (copy + r * p(target) * uniform) / (k * p(x) + r * uniform)
+                }
+            }
+        }
+    }
+
+    /// The unigram probability of a word or `[UNK]`.
+    pub fn unigram(&self, id: u32) -> f64 {
+        let v = self.counts.len() - 1;
+        let i = if id == self.specials.unk {
+            v
+        } else {
+            id as usize
+        };
+        self.counts[i] / self.total
+    }
+}
+
 impl Sequences {
     pub fn new(
         corpus: &Corpus,
@@ -190,51 +243,38 @@ impl Sequences {
         batch: usize,
         n_batches: Option<usize>,
     ) -> f64 {
-        let s = self.specials;
+        let model = self.context_free();
+        let n = n_batches.unwrap_or_else(|| self.n_heldout_batches(batch));
+        let (mut loss, mut targets) = (0.0f64, 0usize);
+        for i in 0..n {
+            let b = self.heldout_batch(objective, batch, i);
+            for &(pos, target) in &b.targets {
+                loss -= model.prob(objective, &b, pos, target).ln();
+                targets += 1;
+            }
+        }
+        loss / targets.max(1) as f64
+    }
+
+    /// The best model that ignores context ([`Sequences::context_free_heldout_loss`]), to score
+    /// targets one by one.
+    pub fn context_free(&self) -> ContextFree {
         let v = self.n_words as usize;
         // Word ids, then [UNK] at index v.
         let mut counts = vec![1.0f64; v + 1];
         for &id in &self.train {
             if (id as usize) < v {
                 counts[id as usize] += 1.0;
-            } else if id == s.unk {
+            } else if id == self.specials.unk {
                 counts[v] += 1.0;
             }
         }
-        let total: f64 = counts.iter().sum();
-        let p = |id: u32| -> f64 {
-            let i = if id == s.unk { v } else { id as usize };
-            counts[i] / total
-        };
-        let a = f64::from(MASK_AS_MASK);
-        let r = f64::from(MASK_AS_RANDOM);
-        let k = 1.0 - a - r;
-        let uniform = 1.0 / v as f64;
-        let n = n_batches.unwrap_or_else(|| self.n_heldout_batches(batch));
-        let (mut loss, mut targets) = (0.0f64, 0usize);
-        for i in 0..n {
-            let b = self.heldout_batch(objective, batch, i);
-            for &(pos, target) in &b.targets {
-                let prob = match objective {
-                    Objective::Clm if target == s.sep => 1.0,
-                    Objective::Clm => p(target),
-                    Objective::Mlm => {
-                        let x = b.inputs[pos];
-                        if x == s.mask {
-                            p(target)
-                        } else if x == s.unk {
-                            1.0
-                        } else {
-                            let copy = if x == target { k * p(x) } else { 0.0 };
-                            (copy + r * p(target) * uniform) / (k * p(x) + r * uniform)
-                        }
-                    }
-                };
-                loss -= prob.ln();
-                targets += 1;
-            }
+        let total = counts.iter().sum();
+        ContextFree {
+            counts,
+            total,
+            specials: self.specials,
         }
-        loss / targets.max(1) as f64
     }
 
     /// Batches of `batch` sequences that cover the held-out split.

@@ -273,10 +273,14 @@ impl Study {
     /// in full ([`Study::scores`], pooled vectors and per-item outcomes included) right away,
     /// while the weights are still in the run cache: the findings read those measurements, and
     /// a cache lost between sittings (it is not committed) would otherwise mean training the
-    /// run again just to measure it.
+    /// run again just to measure it. A masked LM's gain at `[MASK]`
+    /// ([`Study::context_gain`]) is taken then too, where the weights are at hand; it came
+    /// after the first runs, so a model whose cache is gone goes without it rather than
+    /// training again ([`Study::is_followed`] does not ask for it).
     pub fn follow(&self, id: ModelId, seed: u64, pooled: bool) -> anyhow::Result<Vec<DynamicsRow>> {
         let rows = self.dynamics(id, seed, pooled)?;
         self.scores(id, seed)?;
+        self.context_gain(id, seed)?;
         Ok(rows)
     }
 

@@ -334,6 +334,11 @@ fn view(study: &Study, exp: Experiment) -> anyhow::Result<()> {
                 // When the held-out loss first went below that level (the step of the first
                 // such evaluation; the steps trained, `n`, when none did): how long a run sat
                 // on a context-free plateau, read from its curve.
+                // Where only context helps: the gain over the unigram at [MASK] targets, when
+                // the model's weights are (or were) at hand to measure it.
+                if let Some(split) = study.context_gain(id, seed)? {
+                    scores.extend(super::context_gain::tidy(&split, &h));
+                }
                 if id != ModelId::Untrained {
                     let below = study
                         .curve(id, seed)?

@@ -55,6 +55,30 @@ pub fn fmt_iv(iv: &Interval) -> String {
 
 /// A p-value: two decimals from 0.1 up (`1.00`, `0.25`), two significant digits below
 /// (`0.012`), scientific under 0.001 (`3.1e-9`).
+/// A model's gain over the unigram at held-out `[MASK]` targets, where only context helps
+/// ([`super::context_gain`]), per seed with its 95% interval over held-out sequences, and how
+/// many seeds' intervals lie above 0; `None` when it was not measured (no weights at hand).
+fn mask_gains(src: &Sources, exp: Experiment, model: &str) -> Option<(String, u64, u64)> {
+    let get =
+        |metric: &str| src.values(exp, &Rep::new(model, "training", None), "training", metric);
+    let (g, lo, hi) = (
+        get("context_gain_at_mask"),
+        get("context_gain_at_mask_lo"),
+        get("context_gain_at_mask_hi"),
+    );
+    if g.is_empty() || g.len() != lo.len() || g.len() != hi.len() {
+        return None;
+    }
+    let seeds: Vec<String> = (0..g.len())
+        .map(|i| format!("{:+.3} [{:+.3}, {:+.3}]", g[i], lo[i], hi[i]))
+        .collect();
+    let above = lo.iter().filter(|x| **x > 0.0).count() as u64;
+    Some((seeds.join(", "), above, g.len() as u64))
+}
+
+/// What [`mask_gains`] measures, said once before its numbers.
+const MASK_GAIN: &str = "gain over the unigram at held-out [MASK] targets, where a model that ignores context can do no better than the unigram (nats per target, 95% interval over held-out sequences; above 0: predicts from context; `exp::context_gain`)";
+
 fn fmt_p(p: f64) -> String {
     if p >= 0.1 {
         format!("{p:.2}")
@@ -447,6 +471,16 @@ fn findings(src: &Sources) -> String {
                     );
                 }
             }
+            let gains: Vec<String> = [ModelId::Mlm, ModelId::SharedQk, ModelId::SharedQkv]
+                .iter()
+                .filter_map(|m| {
+                    let (seeds, above, n) = mask_gains(src, Experiment::Qkv, m.name())?;
+                    Some(format!("{} {seeds} ({above} of {n} above 0)", m.label()))
+                })
+                .collect();
+            if !gains.is_empty() {
+                let _ = writeln!(w, "- {MASK_GAIN}, per seed: {}", gains.join("; "));
+            }
             for v in [ModelId::SharedQk, ModelId::SharedQkv] {
                 let a = fixed(&format!("{} embedding", v.label()), v.name(), "embedding");
                 let b = fixed("separate-Q/K/V MLM embedding", MLM, "embedding");
@@ -571,6 +605,17 @@ fn findings(src: &Sources) -> String {
                     fmt_p(p)
                 );
             }
+            if let (Some((fg, fa, fn_)), Some((tg, tb, tn))) = (
+                mask_gains(src, Experiment::Frozen, f),
+                mask_gains(src, Experiment::Frozen, trained),
+            ) {
+                let p = analysis::inference::fisher_exact(fa, fn_, tb, tn);
+                let _ = writeln!(
+                    w,
+                    "- {MASK_GAIN}, per seed: frozen {fg}; trained {tg}. Seeds whose interval lies above 0: frozen {fa} of {fn_}, trained {tb} of {tn}; Fisher's exact p = {}",
+                    fmt_p(p)
+                );
+            }
             if a.len() >= 2 && b.len() >= 2 {
                 let d = seed_difference(&a, &b);
                 let _ = writeln!(
@@ -637,8 +682,12 @@ fn findings(src: &Sources) -> String {
             // context-free level learnt no more than a model that ignores context, and its
             // vectors enter the comparisons below anyway (dropping it would bias them).
             let mut levels = Vec::new();
-            let transformers = [ModelId::Mlm, src.cast.clm].into_iter();
-            for m in transformers.chain(src.cast.untied_models()).chain(control) {
+            let transformers: Vec<ModelId> = [ModelId::Mlm, src.cast.clm]
+                .into_iter()
+                .chain(src.cast.untied_models())
+                .chain(control)
+                .collect();
+            for &m in &transformers {
                 let rep = Rep::new(m.name(), "training", None);
                 let loss = src.values(Experiment::Objective, &rep, "training", "heldout_loss");
                 let level =
@@ -651,6 +700,20 @@ fn findings(src: &Sources) -> String {
             }
             if !levels.is_empty() {
                 let _ = writeln!(w, "- held-out loss minus the objective's context-free level, per seed (below 0: predicts better than any model that ignores context; the losses of the two objectives are not comparable with each other): {}", levels.join("; "));
+            }
+            // Only masked LMs have it (a causal LM sees no [MASK]).
+            let gains: Vec<String> = (transformers.iter())
+                .filter_map(|m| {
+                    let (seeds, above, n) = mask_gains(src, Experiment::Objective, m.name())?;
+                    Some(format!("{} {seeds} ({above} of {n} above 0)", m.label()))
+                })
+                .collect();
+            if !gains.is_empty() {
+                let _ = writeln!(
+                    w,
+                    "- masked LMs, {MASK_GAIN}, per seed: {}",
+                    gains.join("; ")
+                );
             }
             // The objective (MLM against the causal LM), then self-attention (MLM against the
             // same model with attention replaced by a uniform average, when there is one).
@@ -871,23 +934,38 @@ mod tests {
     /// 3: 4 seeds below in all, the frozen arm holding 1, 2 or 3 of them with probabilities
     /// 3/15, 9/15, 3/15; the two as extreme as observed sum to 0.40).
     #[test]
-    fn the_frozen_section_reads_each_seed_against_the_context_free_level() {
+    fn the_frozen_section_reads_each_seed_against_the_context_free_level_and_at_mask() {
         let exp = name(Experiment::Frozen);
         let mut rows = Vec::new();
+        // (loss, first step below the level, gain at [MASK] with its interval)
         let planted = [
             (
                 ModelId::FrozenEmbedding,
-                [(6.30, 4752), (6.92, 5280), (6.95, 5280)],
+                [
+                    (6.30, 4752, [0.021, 0.012, 0.030]),
+                    (6.92, 5280, [0.004, -0.003, 0.011]),
+                    (6.95, 5280, [-0.010, -0.018, -0.002]),
+                ],
             ),
-            (ModelId::Mlm, [(5.40, 528), (5.50, 792), (5.60, 1056)]),
+            (
+                ModelId::Mlm,
+                [
+                    (5.40, 528, [1.1, 1.05, 1.15]),
+                    (5.50, 792, [1.0, 0.95, 1.05]),
+                    (5.60, 1056, [0.9, 0.85, 0.95]),
+                ],
+            ),
         ];
         for (m, seeds) in planted {
-            for (seed, (loss, below)) in (1..).zip(seeds) {
+            for (seed, (loss, below, [g, lo, hi])) in (1..).zip(seeds) {
                 let t = TidyRow::template(exp, m.name(), "training");
                 let values = [
                     ("heldout_loss", loss),
                     ("context_free_loss", 6.313),
                     ("steps_to_context_free_level", below as f64),
+                    ("context_gain_at_mask", g),
+                    ("context_gain_at_mask_lo", lo),
+                    ("context_gain_at_mask_hi", hi),
                 ];
                 rows.extend(t.measures("training", 5280, &values).map(|r| TidyRow {
                     seed: Some(seed),
@@ -909,6 +987,11 @@ mod tests {
         );
         assert!(
             md.contains("frozen 1 of 3, trained 3 of 3; Fisher's exact p = 0.40"),
+            "{md}"
+        );
+        // Only frozen seed 1's interval lies above 0 (seed 2's straddles it).
+        assert!(
+            md.contains("per seed: frozen +0.021 [+0.012, +0.030], +0.004 [-0.003, +0.011], -0.010 [-0.018, -0.002]; trained +1.100 [+1.050, +1.150], +1.000 [+0.950, +1.050], +0.900 [+0.850, +0.950]. Seeds whose interval lies above 0: frozen 1 of 3, trained 3 of 3; Fisher's exact p = 0.40"),
             "{md}"
         );
     }

@@ -932,6 +932,42 @@ impl Study {
         dir.join(format!("scores-{h}.csv")).is_file() && self.items_path(id, seed).is_file()
     }
 
+    /// A masked LM's held-out loss split by input, per held-out sequence
+    /// ([`super::context_gain`]: the gain over the unigram at `[MASK]` targets says whether
+    /// the model predicts from context), kept in `heldout-by-input.csv.gz` beside its
+    /// measurements. Computed from the final model when its run is complete in the run cache
+    /// (the untrained control is initialised); `None` for other objectives and word2vec, and
+    /// for a model whose weights are gone: this never trains.
+    pub fn context_gain(
+        &self,
+        id: ModelId,
+        seed: u64,
+    ) -> anyhow::Result<Option<Vec<super::context_gain::SequenceRow>>> {
+        if id.is_word2vec() {
+            return Ok(None);
+        }
+        let (_, training) = self.variant(id, seed);
+        if training.objective != Objective::Mlm {
+            return Ok(None);
+        }
+        let path = self.measured_dir(id, seed).join("heldout-by-input.csv.gz");
+        if path.is_file() {
+            return output::read_csv(&path).map(Some);
+        }
+        let trained = id == ModelId::Untrained
+            || read_curve(&self.run_dir(id, seed))
+                .is_some_and(|c| training::finished(&c, &training));
+        if !trained {
+            return Ok(None);
+        }
+        let (model, _) = self.transformer(id, seed)?;
+        let rows = super::context_gain::rows(&training::heldout_loss_by_input(
+            &model, &self.seqs, &training,
+        ));
+        output::write_csv_gz(&path, &rows)?;
+        Ok(Some(rows))
+    }
+
     /// Every measurement of one model at one seed, computed once and kept in
     /// [`Study::measured_dir`]; a model is trained (or its run resumed) only when they are
     /// missing.
