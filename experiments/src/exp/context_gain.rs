@@ -22,8 +22,10 @@ use transformer::training::InputSplit;
 
 use crate::output::TidyRow;
 
-/// Resamples of held-out sequences behind a gain's interval.
+/// Resamples of held-out sequences behind a gain's interval, and their seed (every report of
+/// one model's gain draws the same resamples).
 const RESAMPLES: usize = 2000;
+pub const RESAMPLE_SEED: u64 = 0x6A1E;
 
 /// One held-out sequence's masked-LM targets, by what the model saw there (a flat CSV row).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -84,7 +86,7 @@ pub fn tidy(rows: &[SequenceRow], template: &TidyRow) -> Vec<TidyRow> {
     let count = |f: fn(&SequenceRow) -> usize| rows.iter().map(f).sum::<usize>();
     let (m, v) = (count(|r| r.mask_targets), count(|r| r.visible_targets));
     let per = |x: f64, n: usize| x / n.max(1) as f64;
-    let g = gain_at_mask(rows, 0x6A1E);
+    let g = gain_at_mask(rows, RESAMPLE_SEED);
     let row = |metric: &str, value: f64, n: usize| TidyRow {
         metric: metric.into(),
         value,

@@ -280,7 +280,16 @@ impl Study {
     pub fn follow(&self, id: ModelId, seed: u64, pooled: bool) -> anyhow::Result<Vec<DynamicsRow>> {
         let rows = self.dynamics(id, seed, pooled)?;
         self.scores(id, seed)?;
-        self.context_gain(id, seed)?;
+        if let Some(split) = self.context_gain(id, seed)? {
+            let g = super::context_gain::gain_at_mask(&split, super::context_gain::RESAMPLE_SEED);
+            println!(
+                "{} seed {seed}: gain over the unigram at held-out [MASK] targets {:+.3} [{:+.3}, {:+.3}] nats per target",
+                id.name(),
+                g.estimate,
+                g.lo,
+                g.hi
+            );
+        }
         Ok(rows)
     }
 

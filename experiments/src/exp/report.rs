@@ -436,7 +436,7 @@ fn findings(src: &Sources) -> String {
                 let _ = writeln!(w, "The corpus's unigram entropy, the loss of a model that sees neither the context nor its own input, is {:.3} nats; every model trained {} steps.", h.mean, h.n);
             }
             if let Some(l) = t.get(MLM, "training", None, "training", "context_free_loss") {
-                let _ = writeln!(w, "A masked LM can beat it without context: a chosen position not replaced by [MASK] shows its own token (kept 10%, random 10%), and copying it leaves {:.3} nats, the chance level of this loss on the same held-out targets (`Sequences::context_free_heldout_loss`; `transformer::data::context_free_loss` derives it). A loss below that level is the first sign a model uses context.", l.mean);
+                let _ = writeln!(w, "A masked LM can beat it without context: a chosen position not replaced by [MASK] shows its own token (kept 10%, random 10%), and copying it leaves {:.3} nats, the chance level of this loss on the same held-out targets (`Sequences::context_free_heldout_loss`; `transformer::data::context_free_loss` derives it). A loss below that level is the first sign a model uses context; a loss above it does not show the opposite, since a model can use context at [MASK] and copy its visible input badly. Where the final weights were at hand, the gain over the unigram at [MASK] targets separates the two (`exp::context_gain`).", l.mean);
             }
             let _ = writeln!(
                 w,
