@@ -229,14 +229,7 @@ impl Sequences {
     /// The held-out loss of the best model that ignores context, on exactly the targets
     /// [`crate::training::heldout_loss`] scores (the same `n_batches` held-out batches of
     /// `batch` sequences, the same masking, the mean over targets): the chance level of that
-    /// measure. Its probabilities come from the training split's word counts (add-one over the
-    /// words and `[UNK]`, so a word seen only in the held-out split keeps a finite loss).
-    ///
-    /// Masked LM: the unigram at `[MASK]`, and elsewhere the posterior of the target given the
-    /// visible token, P(T = w | x) ∝ k·p(x)·[w = x] + r·p(w)/V ([`context_free_loss`] has the
-    /// derivation and its closed form over the corpus; a visible `[UNK]` was kept, so it is
-    /// certain). Causal LM: the unigram, except that the last target of a sequence is always
-    /// `[SEP]`, which a model that knows its position predicts with certainty.
+    /// measure. That model, and what it predicts where, is [`ContextFree`].
     pub fn context_free_heldout_loss(
         &self,
         objective: Objective,
