@@ -59,8 +59,23 @@ pub fn fmt_iv(iv: &Interval) -> String {
 /// ([`super::context_gain`]), per seed with its 95% interval over held-out sequences, and how
 /// many seeds' intervals lie above 0; `None` when it was not measured (no weights at hand).
 fn mask_gains(src: &Sources, exp: Experiment, model: &str) -> Option<(String, u64, u64)> {
-    let get =
-        |metric: &str| src.values(exp, &Rep::new(model, "training", None), "training", metric);
+    // By seed number: a model measured after its first seeds' weights were gone has the gain
+    // for some seeds only, and the line must say which.
+    let rows = src.rows.iter().find(|(e, _)| *e == exp)?.1.as_slice();
+    let get = |metric: &str| -> Vec<(u64, f64)> {
+        let mut v: Vec<(u64, f64)> = rows
+            .iter()
+            .filter(|r| {
+                r.model == model
+                    && r.representation == "training"
+                    && r.benchmark == "training"
+                    && r.metric == metric
+            })
+            .map(|r| (r.seed.unwrap_or(0), r.value))
+            .collect();
+        v.sort_by_key(|x| x.0);
+        v
+    };
     let (g, lo, hi) = (
         get("context_gain_at_mask"),
         get("context_gain_at_mask_lo"),
@@ -69,11 +84,26 @@ fn mask_gains(src: &Sources, exp: Experiment, model: &str) -> Option<(String, u6
     if g.is_empty() || g.len() != lo.len() || g.len() != hi.len() {
         return None;
     }
+    let trained = get("heldout_loss").len();
     let seeds: Vec<String> = (0..g.len())
-        .map(|i| format!("{:+.3} [{:+.3}, {:+.3}]", g[i], lo[i], hi[i]))
+        .map(|i| {
+            let at = if g.len() < trained {
+                format!("seed {} ", g[i].0)
+            } else {
+                String::new()
+            };
+            format!("{at}{:+.3} [{:+.3}, {:+.3}]", g[i].1, lo[i].1, hi[i].1)
+        })
         .collect();
-    let above = lo.iter().filter(|x| **x > 0.0).count() as u64;
-    Some((seeds.join(", "), above, g.len() as u64))
+    let mut seeds = seeds.join(", ");
+    if g.len() < trained {
+        seeds.push_str(&format!(
+            " (the other {} seeds' weights were gone)",
+            trained - g.len()
+        ));
+    }
+    let above = lo.iter().filter(|x| x.1 > 0.0).count() as u64;
+    Some((seeds, above, g.len() as u64))
 }
 
 /// What [`mask_gains`] measures, said once before its numbers.
@@ -980,10 +1010,24 @@ mod tests {
             }
         }
         src.rows = vec![(Experiment::Frozen, rows)];
+        let with_every_gain = src.rows.clone();
         let md = findings(&src);
         assert!(
             md.contains("per seed: frozen -0.013 (below from step 4752), +0.607 (above at the end), +0.637 (above at the end); trained -0.913 (below from step 528), -0.813 (below from step 792), -0.713 (below from step 1056)."),
             "{md}"
+        );
+        // The trained arm's gain measured for seed 3 alone (the others' weights gone): the line
+        // names the seed and says what is missing.
+        src.rows = with_every_gain;
+        src.rows[0].1.retain(|r| {
+            !(r.model == ModelId::Mlm.name()
+                && r.metric.starts_with("context_gain")
+                && r.seed != Some(3))
+        });
+        let md_partial = findings(&src);
+        assert!(
+            md_partial.contains("trained seed 3 +0.900 [+0.850, +0.950] (the other 2 seeds' weights were gone). Seeds whose interval lies above 0: frozen 1 of 3, trained 1 of 1; Fisher's exact p = 1.00"),
+            "{md_partial}"
         );
         assert!(
             md.contains("frozen 1 of 3, trained 3 of 3; Fisher's exact p = 0.40"),
