@@ -891,6 +891,17 @@ mod tests {
         }
     }
 
+    /// The section for `study` read against `old` as the paper's results.
+    fn against(old: Sources, study: &mut Sources) -> String {
+        section(
+            study,
+            Baseline {
+                src: old,
+                shown: "results/".into(),
+            },
+        )
+    }
+
     fn line<'a>(md: &'a str, start: &str) -> &'a str {
         md.lines()
             .find(|l| l.starts_with(start))
@@ -920,13 +931,7 @@ mod tests {
             ]
             .concat(),
         );
-        let md = section(
-            &mut study,
-            Baseline {
-                src: old,
-                shown: "results/".into(),
-            },
-        );
+        let md = against(old, &mut study);
         // Every resample of a perfectly (anti-)monotone ranking gives rho exactly +-1.
         assert_eq!(
             line(&md, "| WS-353: MLM embedding matrix |"),
@@ -1017,13 +1022,7 @@ mod tests {
             ],
             ..sources(cosines(MLM, true), Vec::new())
         };
-        let md = section(
-            &mut study,
-            Baseline {
-                src: old,
-                shown: "results/".into(),
-            },
-        );
+        let md = against(old, &mut study);
         // Mean 6.44, sd 0.01 over 3 seeds: t(2) 4.303 * 0.01 / sqrt(3) = 0.0248 either side
         // of 6.44 - 6.313 = 0.127; the study's 5.40 is 0.913 below.
         assert_eq!(
