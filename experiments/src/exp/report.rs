@@ -55,6 +55,17 @@ pub fn fmt_iv(iv: &Interval) -> String {
 
 /// A p-value: two decimals from 0.1 up (`1.00`, `0.25`), two significant digits below
 /// (`0.012`), scientific under 0.001 (`3.1e-9`).
+fn fmt_p(p: f64) -> String {
+    if p >= 0.1 {
+        format!("{p:.2}")
+    } else if p >= 0.001 {
+        let digits = (1 - p.log10().floor() as i32).max(0) as usize;
+        format!("{p:.digits$}")
+    } else {
+        format!("{p:.1e}")
+    }
+}
+
 /// A model's gain over the unigram at held-out `[MASK]` targets, where only context helps
 /// ([`super::context_gain`]), per seed with its 95% interval over held-out sequences, and how
 /// many seeds' intervals lie above 0; `None` when it was not measured (no weights at hand).
@@ -109,15 +120,17 @@ fn mask_gains(src: &Sources, exp: Experiment, model: &str) -> Option<(String, u6
 /// What [`mask_gains`] measures, said once before its numbers.
 const MASK_GAIN: &str = "gain over the unigram at held-out [MASK] targets, where a model that ignores context can do no better than the unigram (nats per target, 95% interval over held-out sequences; above 0: predicts from context; `exp::context_gain`)";
 
-fn fmt_p(p: f64) -> String {
-    if p >= 0.1 {
-        format!("{p:.2}")
-    } else if p >= 0.001 {
-        let digits = (1 - p.log10().floor() as i32).max(0) as usize;
-        format!("{p:.digits$}")
-    } else {
-        format!("{p:.1e}")
-    }
+/// "<label> <gains per seed> (<k> of <n> above 0)" for each of `models` measured, joined by
+/// "; ", or `None` when none was.
+fn gain_list(src: &Sources, exp: Experiment, models: &[ModelId]) -> Option<String> {
+    let gains: Vec<String> = models
+        .iter()
+        .filter_map(|m| {
+            let (seeds, above, n) = mask_gains(src, exp, m.name())?;
+            Some(format!("{} {seeds} ({above} of {n} above 0)", m.label()))
+        })
+        .collect();
+    (!gains.is_empty()).then(|| gains.join("; "))
 }
 
 /// What an interval of a difference says, in words.
@@ -501,15 +514,9 @@ fn findings(src: &Sources) -> String {
                     );
                 }
             }
-            let gains: Vec<String> = [ModelId::Mlm, ModelId::SharedQk, ModelId::SharedQkv]
-                .iter()
-                .filter_map(|m| {
-                    let (seeds, above, n) = mask_gains(src, Experiment::Qkv, m.name())?;
-                    Some(format!("{} {seeds} ({above} of {n} above 0)", m.label()))
-                })
-                .collect();
-            if !gains.is_empty() {
-                let _ = writeln!(w, "- {MASK_GAIN}, per seed: {}", gains.join("; "));
+            let qkv = [ModelId::Mlm, ModelId::SharedQk, ModelId::SharedQkv];
+            if let Some(gains) = gain_list(src, Experiment::Qkv, &qkv) {
+                let _ = writeln!(w, "- {MASK_GAIN}, per seed: {gains}");
             }
             for v in [ModelId::SharedQk, ModelId::SharedQkv] {
                 let a = fixed(&format!("{} embedding", v.label()), v.name(), "embedding");
@@ -732,18 +739,8 @@ fn findings(src: &Sources) -> String {
                 let _ = writeln!(w, "- held-out loss minus the objective's context-free level, per seed (below 0: predicts better than any model that ignores context; the losses of the two objectives are not comparable with each other): {}", levels.join("; "));
             }
             // Only masked LMs have it (a causal LM sees no [MASK]).
-            let gains: Vec<String> = (transformers.iter())
-                .filter_map(|m| {
-                    let (seeds, above, n) = mask_gains(src, Experiment::Objective, m.name())?;
-                    Some(format!("{} {seeds} ({above} of {n} above 0)", m.label()))
-                })
-                .collect();
-            if !gains.is_empty() {
-                let _ = writeln!(
-                    w,
-                    "- masked LMs, {MASK_GAIN}, per seed: {}",
-                    gains.join("; ")
-                );
+            if let Some(gains) = gain_list(src, Experiment::Objective, &transformers) {
+                let _ = writeln!(w, "- masked LMs, {MASK_GAIN}, per seed: {gains}");
             }
             // The objective (MLM against the causal LM), then self-attention (MLM against the
             // same model with attention replaced by a uniform average, when there is one).
