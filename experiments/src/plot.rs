@@ -272,8 +272,60 @@ fn y_range(series: &[Series]) -> (f64, f64) {
     }))
 }
 
-/// The legend, top right, over a translucent white box.
-fn draw_legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>) -> anyhow::Result<()>
+/// Where a line figure's legend goes and how far the y axis must reach so that it hides no
+/// point or error bar: the upper corner (left or right) that needs the less headroom.
+///
+/// The legend box is estimated in axis fractions from the plot area in pixels (`plot_px`):
+/// `h = (19 n + 12) / height` for `n` entries of 14 px text, `w = (7 c + 44) / width` for a
+/// longest label of `c` characters. With the top of the axis at `t`, the box covers
+/// `[t - h (t - y0), t]`; every point under it (by x) must lie below its bottom edge, so
+/// `t >= (ymax - h y0) / (1 - h)` where `ymax` is the highest point or bar end within the box's
+/// x extent. Returns the corner and the new top, never below `y1`.
+fn legend_corner(
+    series: &[Series],
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+    plot_px: (f64, f64),
+) -> (SeriesLabelPosition, f64) {
+    let n = series.len() as f64;
+    let chars = series
+        .iter()
+        .map(|s| s.name.chars().count())
+        .max()
+        .unwrap_or(0) as f64;
+    let h = ((19.0 * n + 12.0) / plot_px.1).min(0.9);
+    let w = ((7.0 * chars + 44.0) / plot_px.0).min(1.0);
+    let top_under = |from: f64, to: f64| {
+        series
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .filter(|p| p.0 >= from && p.0 <= to)
+            .map(|p| p.2.map_or(p.1, |(_, hi)| hi.max(p.1)))
+            .filter(|v| v.is_finite())
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    let span = x1 - x0;
+    let need = |ymax: f64| {
+        if ymax.is_finite() {
+            ((ymax - h * y0) / (1.0 - h)).max(y1)
+        } else {
+            y1
+        }
+    };
+    let right = need(top_under(x1 - w * span, x1));
+    let left = need(top_under(x0, x0 + w * span));
+    if left < right {
+        (SeriesLabelPosition::UpperLeft, left)
+    } else {
+        (SeriesLabelPosition::UpperRight, right)
+    }
+}
+
+/// The legend, in the given corner, over a translucent white box.
+fn draw_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    corner: SeriesLabelPosition,
+) -> anyhow::Result<()>
 where
     DB: DrawingBackend + 'a,
     DB::ErrorType: 'static,
@@ -281,7 +333,7 @@ where
 {
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(corner)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .label_font((FONT, 14))
@@ -303,10 +355,12 @@ where
     root.fill(&WHITE).map_err(err)?;
     let all = || series.iter().flat_map(|s| s.points.iter());
     let (x0, x1) = range(all().map(|p| p.0));
-    let (y0, mut y1) = y_range(series);
-    // Headroom for the legend (about 22 px per entry on a 560 px figure), so it does not hide
-    // the lines.
-    y1 += (y1 - y0) * (0.06 * series.len() as f64).min(0.6);
+    let (y0, y1) = y_range(series);
+    // Headroom for the legend, in whichever upper corner hides nothing with less of it. The
+    // plot area is the figure less the margins, caption and label areas set below.
+    let (w, h) = root.dim_in_pixel();
+    let plot_px = (w as f64 - 80.0 - 32.0, h as f64 - 48.0 - 32.0 - 40.0);
+    let (corner, y1) = legend_corner(series, (x0, x1), (y0, y1), plot_px);
     let mut chart = ChartBuilder::on(root)
         .caption(title, (FONT, title_size(root, title)))
         .margin(16)
@@ -363,7 +417,7 @@ where
             }))
             .map_err(err)?;
     }
-    draw_legend(&mut chart)
+    draw_legend(&mut chart, corner)
 }
 
 fn draw_bars<DB: DrawingBackend>(
@@ -476,7 +530,7 @@ where
                 .map_err(err)?;
         }
     }
-    draw_legend(&mut chart)
+    draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
 
 fn heat_colour(v: f64, scale: f64) -> RGBColor {
@@ -630,6 +684,59 @@ mod tests {
             .to_string();
         assert!(e.contains("empty: no data to plot"), "{e}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    fn rising(name: &str) -> Series {
+        Series {
+            name: name.into(),
+            points: vec![(0.0, 0.0, None), (1.0, 1.0, Some((0.9, 1.1)))],
+        }
+    }
+
+    #[test]
+    fn the_legend_goes_where_it_hides_no_point() {
+        // Rising curves: the upper left is empty, so the legend goes there and the axis keeps
+        // its extent. Eleven entries on a 440 px plot take h = (19 * 11 + 12) / 440 = 0.502.
+        let series: Vec<Series> = (0..11).map(|i| rising(&format!("s{i}"))).collect();
+        let (corner, top) = legend_corner(&series, (0.0, 1.0), (0.0, 1.2), (788.0, 440.0));
+        assert!(matches!(corner, SeriesLabelPosition::UpperLeft));
+        assert_eq!(top, 1.2);
+        // Falling curves: the upper right is empty.
+        let falling: Vec<Series> = series
+            .iter()
+            .map(|s| Series {
+                name: s.name.clone(),
+                points: s.points.iter().map(|p| (1.0 - p.0, p.1, p.2)).collect(),
+            })
+            .collect();
+        let (corner, top) = legend_corner(&falling, (0.0, 1.0), (0.0, 1.2), (788.0, 440.0));
+        assert!(matches!(corner, SeriesLabelPosition::UpperRight));
+        assert_eq!(top, 1.2);
+        // High at both ends, higher on the left (a bar end at 1.1): the legend takes the
+        // right, and the axis grows until the box clears the right's highest point, 1.0:
+        // top = (1.0 - h * 0) / (1 - h) = 2.009 with h = 0.502, where the left needs 2.210.
+        let both: Vec<Series> = (0..11)
+            .map(|i| Series {
+                name: format!("s{i}"),
+                points: vec![
+                    (0.0, 1.0, Some((0.9, 1.1))),
+                    (0.5, 0.0, None),
+                    (1.0, 1.0, None),
+                ],
+            })
+            .collect();
+        let (corner, top) = legend_corner(&both, (0.0, 1.0), (0.0, 1.2), (788.0, 440.0));
+        let h: f64 = (19.0 * 11.0 + 12.0) / 440.0;
+        assert!(matches!(corner, SeriesLabelPosition::UpperRight));
+        assert!((top - 1.0 / (1.0 - h)).abs() < 1e-12, "{top}");
+        // A point under the box's x extent only: the box is w = (7 * 3 + 44) / 788 of the
+        // width, so a peak at x = 0.5 is under neither corner and needs no headroom.
+        let mid = [Series {
+            name: "mid".into(),
+            points: vec![(0.0, 0.0, None), (0.5, 5.0, None), (1.0, 0.0, None)],
+        }];
+        let (_, top) = legend_corner(&mid, (0.0, 1.0), (0.0, 5.3), (788.0, 440.0));
+        assert_eq!(top, 5.3);
     }
 
     #[test]

@@ -610,12 +610,20 @@ fn figures(
             }),
         ),
     ];
-    for (stem, title, y_label, pick) in plots {
+    for (stem, mut title, y_label, pick) in plots {
         let mut series = curves(rows, ids, pick.as_ref());
         if series.is_empty() {
             continue;
         }
         if stem == "dynamics-heldout-loss" {
+            // The untrained model's loss (about 10 nats: its random head is far worse than the
+            // unigram) would squeeze every trained curve into the bottom fifth of the axis; it
+            // is named in the title instead of drawn.
+            let untrained = ModelId::Untrained.label();
+            if let Some(at) = series.iter().position(|s| s.name == untrained) {
+                let s = series.remove(at);
+                title = format!("{title}; {untrained}: {:.2}, off the axis", s.points[0].1);
+            }
             // A loss is read against the best loss without context (chance for the measure).
             let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
             let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
