@@ -1,0 +1,275 @@
+//! The embedlab study as a library: every experiment behind `--exp` (the `experiments`
+//! binary is a thin command line over [`run`]), and what is measured on a model, callable
+//! without it.
+//!
+//! Data flows one way: corpus (`corpus` crate) -> vocabulary -> models (`word2vec`,
+//! `transformer`) -> vectors and their measures (`analysis`) -> tidy rows ([`output::TidyRow`])
+//! -> CSV -> figures ([`plot`]) -> report ([`exp::report`]). The modules:
+//! * [`exp::study`]: the paper's models ([`exp::study::ModelId`]) and what is measured on each,
+//!   once: [`exp::study::Study::measure_transformer`] turns a model (a final one or a snapshot)
+//!   into tidy rows and per-item outcomes; [`exp::study::Study::scores`] does it for a (variant,
+//!   seed) through the run cache ([`runs`]) and keeps the result under `measurements/`;
+//! * [`exp::dynamics`]: the fair-budget study, each measure against tokens seen;
+//! * [`exp::context_gain`]: whether a masked LM predicts from context, at `[MASK]` targets;
+//! * [`exp::evidence`]: the intervals and tests the reports state;
+//! * [`exp::paper`] and [`exp::report`]: the seven comparisons, their figures and the report;
+//! * [`config`], [`paths`], [`output`]: configs, paths under the repository, CSV output.
+//!
+//! Each experiment lives in its own module under `exp/`.
+
+pub mod config;
+pub mod exp;
+pub mod output;
+pub mod paths;
+pub mod plot;
+pub mod runs;
+
+use std::path::PathBuf;
+
+use clap::parser::ValueSource;
+use clap::{CommandFactory, Parser, ValueEnum};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Experiment {
+    /// Tokens, types, vocabulary size and coverage of the corpus.
+    CorpusStats,
+    /// Train word2vec skip-gram and CBOW, write vectors, run stats and their evaluation.
+    Word2vec,
+    /// Train the transformer (masked or causal LM) and write its loss curve.
+    Train,
+    /// Evaluate a word2vec text/binary file on every analogy and similarity set in data/.
+    Eval,
+    /// The nearest words to `--word` in `--vectors`, with cosines.
+    Neighbours,
+    /// Time corpus encoding and analogy evaluation; writes results/bench/*.csv.
+    Bench,
+    /// Train one word2vec model (`--model`, `--threads`) for the speed/memory benchmark; one
+    /// process per run so peak memory is the run's own (scripts/bench_word2vec.sh runs them all).
+    BenchWord2vec,
+    /// Training throughput of the transformer on flex, ndarray and wgpu; writes
+    /// results/bench/transformer.csv (scripts/bench_transformer.sh adds PyTorch beside it).
+    BenchTransformer,
+    /// The same model and weights on every burn backend: agreement, loss curves, tokens/s.
+    Backends,
+    /// Paper: word analogy (semantic/syntactic) of word2vec SGNS and CBOW, the transformer's
+    /// embedding matrix and its best decontextualized and aggregated layer, side by side.
+    Analogy,
+    /// Paper: every similarity set (Spearman, n, OOV) for the same representations.
+    Similarity,
+    /// Paper: analogy and similarity against layer, aggregated and decontextualized, with
+    /// word2vec as the reference line.
+    Layers,
+    /// Paper: untied vs shared-QK vs shared-QKV attention: loss, quality, W_Q/W_K/W_V geometry.
+    Qkv,
+    /// Paper: trained vs frozen random token embeddings.
+    Frozen,
+    /// Paper: masked LM vs causal LM vs untrained: are collocated words similar?
+    Objective,
+    /// Paper: self-similarity, intra-sentence similarity and anisotropy per layer.
+    Contextuality,
+    /// Followed through training: every variant trained to a plateau (fair budget) and measured
+    /// at log-spaced snapshots, word2vec on the same token counts (experiments/configs/dynamics.toml).
+    Dynamics,
+    /// Every paper experiment (each model trained once), the backend comparison and the report.
+    All,
+    /// One model of a study (`--model`, `--seed`) trained and measured: what `--jobs` runs in
+    /// each child process.
+    #[value(hide = true)]
+    MeasureModel,
+    /// One model's snapshots measured (`--exp dynamics --jobs`' children).
+    #[value(hide = true)]
+    MeasureSnapshots,
+    /// results/REPORT.md (and the README's findings) from the experiments' CSVs.
+    Report,
+    /// Checks that every file `all` writes under `--out` exists and parses (CI runs it after
+    /// `--exp all --quick`).
+    CheckOutputs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    Flex,
+    Ndarray,
+    Wgpu,
+}
+
+#[derive(Clone, Debug, Parser)]
+#[command(
+    name = "experiments",
+    about = "embedlab: word2vec vs transformer embeddings, measured"
+)]
+pub struct Args {
+    /// The experiment to run.
+    #[arg(long, value_enum)]
+    pub exp: Experiment,
+    /// TOML config (default: experiments/configs/<exp>.toml when it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Corpus file, overriding the config's `corpus.path`.
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
+    /// Where CSV and figures go.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Random seed, overriding the config's (paper experiments: this one seed instead of the
+    /// config's `seeds`).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// burn backend for transformer experiments (default flex; `backends` and
+    /// `bench-transformer` compare all three unless one is named).
+    #[arg(long, value_enum)]
+    pub backend: Option<Backend>,
+    /// Tiny sizes for smoke runs.
+    #[arg(long)]
+    pub quick: bool,
+    /// Word vectors (word2vec text or binary) for `eval` and `neighbours`.
+    #[arg(long)]
+    pub vectors: Option<PathBuf>,
+    /// Extra similarity sets (`word<TAB>word<TAB>score`) for `eval`; repeatable.
+    #[arg(long)]
+    pub similarity: Vec<PathBuf>,
+    /// Query word for `neighbours`.
+    #[arg(long)]
+    pub word: Option<String>,
+    /// Which model an experiment trains, where it trains one (`bench-word2vec`: sgns or cbow).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Transformer objective for `train`: mlm or clm, overriding the config's.
+    #[arg(long)]
+    pub objective: Option<String>,
+    /// Continue a training run from its last checkpoint.
+    #[arg(long)]
+    pub resume: bool,
+    /// Training threads, overriding the config's.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Paper experiments and `dynamics`: how many models train and measure side by side, one
+    /// child process each (their output in <out>/logs/). 1: one after another, in this process.
+    /// 2 by default: flex keeps little more than one core busy, and two trainings side by side
+    /// gave 1.77x the models per hour of one on a 2-core machine (results/bench/jobs.csv).
+    #[arg(long, default_value_t = 2)]
+    pub jobs: usize,
+    /// `train`: devices of the backend to train one model on, data-parallel (burn-train's
+    /// `MultiDevice`: each device computes its shard of every step's batch, the gradients are
+    /// summed on the first). For a machine with several GPUs; on one CPU, flex has a single
+    /// device and N > 1 only splits each step into N shards on it.
+    #[arg(long, default_value_t = 1)]
+    pub devices: usize,
+    /// `train`: burn-train's distributed data parallel instead of `--devices`' MultiDevice
+    /// (burn 0.22.1: CUDA only, which this build lacks; refused with the reason).
+    #[arg(long)]
+    pub ddp: bool,
+    /// How many neighbours `neighbours` prints.
+    #[arg(long, default_value_t = 10)]
+    pub topn: usize,
+}
+
+impl Experiment {
+    /// The flags this experiment reads (besides `--exp`). Any other flag given on the command
+    /// line is refused: a flag that does nothing must not look as if it had done something.
+    pub fn flags(self) -> &'static [&'static str] {
+        use Experiment::*;
+        const PAPER: &[&str] = &[
+            "config",
+            "corpus",
+            "out",
+            "seed",
+            "backend",
+            "quick",
+            "similarity",
+            "jobs",
+        ];
+        const ONE: &[&str] = &[
+            "config",
+            "corpus",
+            "out",
+            "seed",
+            "backend",
+            "quick",
+            "similarity",
+            "model",
+        ];
+        match self {
+            CorpusStats => &["config", "corpus", "out"],
+            Word2vec => &[
+                "config",
+                "corpus",
+                "out",
+                "seed",
+                "quick",
+                "threads",
+                "similarity",
+            ],
+            Train => &[
+                "config",
+                "corpus",
+                "out",
+                "seed",
+                "backend",
+                "quick",
+                "objective",
+                "resume",
+                "devices",
+                "ddp",
+            ],
+            Eval => &["config", "out", "vectors", "similarity"],
+            Neighbours => &["vectors", "word", "topn"],
+            Bench => &["corpus", "out", "seed", "quick"],
+            BenchWord2vec => &[
+                "config", "corpus", "out", "seed", "quick", "threads", "model",
+            ],
+            BenchTransformer => &["out", "seed", "backend", "quick"],
+            Backends => &["config", "corpus", "out", "seed", "backend", "quick"],
+            Analogy | Similarity | Layers | Qkv | Frozen | Objective | Contextuality | Dynamics
+            | All => PAPER,
+            MeasureModel | MeasureSnapshots => ONE,
+            Report => &["config", "out", "quick"],
+            CheckOutputs => &["out"],
+        }
+    }
+
+    /// Whether the experiment writes under `--out` (checked before any work starts).
+    pub fn writes(self) -> bool {
+        !matches!(self, Experiment::Neighbours | Experiment::CheckOutputs)
+    }
+}
+
+/// Flags given on the command line that `exp` does not read.
+pub fn unused_flags(exp: Experiment, matches: &clap::ArgMatches) -> Vec<String> {
+    Args::command()
+        .get_arguments()
+        .map(|a| a.get_id().as_str().to_string())
+        .filter(|id| id != "exp" && !exp.flags().contains(&id.as_str()))
+        .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+        .map(|id| format!("--{id}"))
+        .collect()
+}
+
+/// Runs the experiment `args.exp` names (what the binary does once the command line is checked
+/// and burn's default device pinned to the run's backend).
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    match args.exp {
+        Experiment::CorpusStats => exp::corpus_stats::run(args),
+        Experiment::Word2vec => exp::word2vec::run(args),
+        Experiment::Train => exp::train::run(args),
+        Experiment::Eval => exp::eval::run(args),
+        Experiment::Neighbours => exp::eval::neighbours(args),
+        Experiment::Bench => exp::bench::run(args),
+        Experiment::BenchWord2vec => exp::word2vec::bench(args),
+        Experiment::BenchTransformer => exp::bench_transformer::run(args),
+        Experiment::Backends => exp::backends::run(args),
+        Experiment::Analogy
+        | Experiment::Similarity
+        | Experiment::Layers
+        | Experiment::Qkv
+        | Experiment::Frozen
+        | Experiment::Objective
+        | Experiment::Contextuality => exp::paper::run(args, args.exp),
+        Experiment::Dynamics => exp::dynamics::run(args),
+        Experiment::All => exp::paper::all(args),
+        Experiment::MeasureModel => exp::paper::measure_one(args, exp::jobs::Work::Scores),
+        Experiment::MeasureSnapshots => exp::paper::measure_one(args, exp::jobs::Work::Snapshots),
+        Experiment::Report => exp::report::run(args),
+        Experiment::CheckOutputs => exp::paper::check_outputs(args),
+    }
+}
