@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One training alone vs N side by side (what `--jobs N` does): models per hour of the paper's
 # transformer (train.toml's shape, 32 x 64 batches) on this machine, measured in one run,
-# alternating, `reps` times. Writes results/bench/jobs.csv with the CPU and whether it has
+# alternating, `reps` times. Writes results/bench/<isa>/jobs.csv (isa: avx512 or avx2) with the CPU and whether it has
 # AVX-512, and prints the ratio; the faster setting is what the study should use.
 # Usage: scripts/bench_jobs.sh [steps] [jobs] [reps]   (defaults 150, 2, 2; about 10 min)
 set -euo pipefail
@@ -20,7 +20,9 @@ sed -e "s/^steps = .*/steps = $steps/" -e "s/^eval_every = .*/eval_every = $step
 cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 avx512=$(grep -qw avx512f /proc/cpuinfo && echo true || echo false)
 cores=$(nproc)
-out=results/bench/jobs.csv.tmp
+isa=$([ "$avx512" = true ] && echo avx512 || echo avx2)
+mkdir -p "results/bench/$isa"
+out="results/bench/$isa/jobs.csv.tmp"
 echo "cpu,avx512,cores,steps,jobs,rep,wall_s,models_per_hour,tokens_per_s" > "$out"
 tokens=$((steps * 32 * 64))
 run() { # $1 = jobs, $2 = rep
@@ -45,10 +47,10 @@ for rep in $(seq 1 "$reps"); do
   run 1 "$rep"
   run "$jobs" "$rep"
 done
-mv "$out" results/bench/jobs.csv
-python3 - <<'PY'
-import csv, statistics
-rows = list(csv.DictReader(open("results/bench/jobs.csv")))
+mv "$out" "results/bench/$isa/jobs.csv"
+python3 - "results/bench/$isa/jobs.csv" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
 by = {}
 for r in rows:
     by.setdefault(int(r["jobs"]), []).append(float(r["models_per_hour"]))

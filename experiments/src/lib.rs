@@ -47,7 +47,8 @@ pub enum Experiment {
     /// process per run so peak memory is the run's own (scripts/bench_word2vec.sh runs them all).
     BenchWord2vec,
     /// Training throughput of the transformer on flex, ndarray and wgpu; writes
-    /// results/bench/transformer.csv (scripts/bench_transformer.sh adds PyTorch beside it).
+    /// results/bench/transformer.csv (scripts/bench_transformer.sh adds PyTorch beside it and
+    /// files it under results/bench/<isa>/).
     BenchTransformer,
     /// The same model and weights on every burn backend: agreement, loss curves, tokens/s.
     Backends,
@@ -145,8 +146,9 @@ pub struct Args {
     pub threads: Option<usize>,
     /// Paper experiments and `dynamics`: how many models train and measure side by side, one
     /// child process each (their output in <out>/logs/). 1: one after another, in this process.
-    /// 2 by default: flex keeps little more than one core busy, and two trainings side by side
-    /// gave 1.77x the models per hour of one on a 2-core machine (results/bench/jobs.csv).
+    /// 2 by default: one flex training does not keep both cores busy, and two side by side
+    /// gave 1.77x the models per hour of one on a 2-core machine (results/bench/avx512/jobs.csv;
+    /// 1.40x on an AVX2 one with the flex patch, results/bench/avx2/jobs.csv).
     #[arg(long, default_value_t = 2)]
     pub jobs: usize,
     /// `train`: devices of the backend to train one model on, data-parallel (burn-train's
