@@ -1,5 +1,6 @@
 //! `--exp bench-transformer`: training throughput of the transformer on each burn backend,
-//! written to results/bench/transformer.csv. `scripts/bench_transformer.sh` runs it beside
+//! written to <out>/bench/transformer.csv (`scripts/bench_transformer.sh` files it under
+//! results/bench/<isa>/). `scripts/bench_transformer.sh` runs it beside
 //! `scripts/bench_transformer_torch.py` (the identical model in PyTorch eager on CPU) so the
 //! ratio burn/PyTorch is measured in one run.
 //!
