@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One training alone vs N side by side (what `--jobs N` does): models per hour of the paper's
 # transformer (train.toml's shape, 32 x 64 batches) on this machine, measured in one run,
-# alternating, `reps` times. Writes results/bench/<isa>/jobs.csv (isa: avx512 or avx2) with the CPU and whether it has
-# AVX-512, and prints the ratio; the faster setting is what the study should use.
+# alternating, `reps` times. Writes results/bench/<isa>/jobs.csv (isa: avx512 or avx2) with the
+# CPU and whether it has AVX-512, and prints the ratio; the faster setting is what the study
+# should use.
 # Usage: scripts/bench_jobs.sh [steps] [jobs] [reps]   (defaults 150, 2, 2; about 10 min)
 set -euo pipefail
 cd "$(dirname "$0")/.."

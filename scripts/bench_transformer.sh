@@ -18,12 +18,13 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/embedlab/target}"
 cargo build -p experiments
 bin="$CARGO_TARGET_DIR/debug/experiments"
 isa=$(grep -qw avx512f /proc/cpuinfo && echo avx512 || echo avx2)
+quick=$([[ " $* " == *" --quick "* ]] && echo --quick || true)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" --exp bench-transformer --out "$tmp/patched" "$@"
 FLEX_PAR_MIN_ELEMS=18446744073709551615 "$bin" --exp bench-transformer --backend flex \
-  --out "$tmp/upstream" $([[ " $* " == *" --quick "* ]] && echo --quick)
-python3 scripts/bench_transformer_torch.py --out "$tmp/torch.csv" $([[ " $* " == *" --quick "* ]] && echo --quick)
+  --out "$tmp/upstream" $quick
+python3 scripts/bench_transformer_torch.py --out "$tmp/torch.csv" $quick
 dest="results/bench/$isa"
 mkdir -p "$dest"
 python3 - "$tmp" "$dest" <<'PY'

@@ -47,7 +47,7 @@ pub enum Experiment {
     /// process per run so peak memory is the run's own (scripts/bench_word2vec.sh runs them all).
     BenchWord2vec,
     /// Training throughput of the transformer on flex, ndarray and wgpu; writes
-    /// results/bench/transformer.csv (scripts/bench_transformer.sh adds PyTorch beside it and
+    /// <out>/bench/transformer.csv (scripts/bench_transformer.sh adds PyTorch beside it and
     /// files it under results/bench/<isa>/).
     BenchTransformer,
     /// The same model and weights on every burn backend: agreement, loss curves, tokens/s.
