@@ -2,9 +2,11 @@
 # Transformer training throughput, burn (flex, ndarray, wgpu) and PyTorch eager on CPU, side by
 # side in one run: the same model (experiments/configs/train.toml's shape, dropout 0), the same
 # [32, 64] batch shape, forward + backward of mean(h_N^2) and a full masked-LM AdamW step.
-# flex is measured twice by the same binary: as built (vendor/burn-flex: element-wise kernels
-# split across cores) and with flex 0.22.1's thresholds (FLEX_PAR_MIN_ELEMS=usize::MAX, backend
-# `flex-upstream`), so the patch's effect is a ratio taken in one run.
+# flex is measured twice by the same binary: as built (vendor/: element-wise kernels split across
+# cores and compiled for AVX2, vectorized exp/erf, fused log-softmax, single autodiff nodes for
+# softmax, log-softmax and LayerNorm) and with every one of those switched off by its environment
+# variable (backend `flex-upstream`: burn 0.22.1's behaviour), so the patches' effect is a ratio
+# taken in one run.
 # Writes results/bench/<isa>/transformer.csv (isa: avx512 or avx2, from /proc/cpuinfo; each row
 # has the CPU, its AVX-512 and the load average) and results/bench/<isa>/transformer-rounds.csv
 # (every timed training step, the objectives alternating within a round), and prints the
@@ -22,8 +24,8 @@ quick=$([[ " $* " == *" --quick "* ]] && echo --quick || true)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" --exp bench-transformer --out "$tmp/patched" "$@"
-FLEX_PAR_MIN_ELEMS=18446744073709551615 "$bin" --exp bench-transformer --backend flex \
-  --out "$tmp/upstream" $quick
+FLEX_PAR_MIN_ELEMS=18446744073709551615 FLEX_NO_AVX2=1 FLEX_LIBM=1 BURN_AUTODIFF_DECOMPOSE=1 \
+  "$bin" --exp bench-transformer --backend flex --out "$tmp/upstream" $quick
 python3 scripts/bench_transformer_torch.py --out "$tmp/torch.csv" $quick
 dest="results/bench/$isa"
 mkdir -p "$dest"

@@ -32,6 +32,7 @@ compile_error!(
 mod backend;
 mod layout;
 mod par;
+mod vmath;
 mod qtensor;
 mod strided_index;
 mod tensor;

@@ -1,16 +1,21 @@
-//! Element-wise loops split across rayon's pool above a small size (embedlab patch, see
-//! `vendor/README.md`; an upstream candidate).
+//! Element-wise loops split across rayon's pool above a small size and compiled for AVX2 where
+//! the CPU has it (embedlab patch, see `vendor/README.md`; an upstream candidate).
 //!
 //! flex runs a closure-based element-wise kernel (`unary_op`, `binary_op`, `scalar_op`) on the
 //! calling thread whatever its size; only the SIMD add/sub/mul/div kernels split, above 4M
 //! elements (`simd/portable.rs`), a threshold chosen for memory-bound arithmetic. The closures
-//! that reach these loops are often transcendental: `exp` (the decomposed softmax and
-//! log-softmax autodiff records), `erf` (exact GELU and its backward), `ln`. They cost 5-20 ns an
-//! element, so a 1M-element GELU keeps one core busy for milliseconds while the others wait.
-//! Splitting at [`MIN_ELEMS`] pays rayon's few microseconds of scheduling many times over.
+//! that reach these loops are often transcendental: `exp` (softmax, log-softmax), `erf` (exact
+//! GELU and its backward), `ln`. They cost 5-20 ns an element with libm, so a 1M-element GELU
+//! kept one core busy for milliseconds while the others waited. Splitting at [`MIN_ELEMS`] pays
+//! rayon's few microseconds of scheduling many times over.
 //!
-//! Each element is still computed by the same closure from the same inputs, so the results are
-//! bit-identical to the sequential loops; only which thread computes an element changes.
+//! The crate is compiled for the baseline x86-64 (SSE2), so a loop the compiler vectorizes does
+//! 4 lanes at a time at best. Each loop here is also built with AVX2 + FMA enabled and chosen at
+//! run time, so straight-line closures (`crate::vmath`'s exp and erf) run 8 lanes at a time.
+//!
+//! Neither changes a result: an element is computed by the same closure from the same inputs
+//! whichever thread and whichever build runs it (Rust never contracts `a * b + c` into an FMA,
+//! and libm calls stay calls), so results are bit-identical to the sequential baseline loops.
 
 #[cfg(feature = "rayon")]
 use rayon::prelude::*;
@@ -54,7 +59,106 @@ pub(crate) fn simd_min() -> usize {
 #[cfg(feature = "rayon")]
 const CHUNK: usize = 1 << 13;
 
-/// `xs[i] = f(xs[i])` for every `i`.
+/// Whether the loops below run compiled for AVX2 + FMA (detected once at run time; the crate
+/// itself is built for the baseline x86-64). `FLEX_NO_AVX2=1` keeps the baseline code, so one
+/// binary can measure both.
+#[cfg(all(target_arch = "x86_64", feature = "std"))]
+fn avx2() -> bool {
+    static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *V.get_or_init(|| {
+        std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("fma")
+            && std::env::var("FLEX_NO_AVX2").map_or(true, |v| v != "1")
+    })
+}
+#[cfg(not(all(target_arch = "x86_64", feature = "std")))]
+fn avx2() -> bool {
+    false
+}
+
+// The sequential loops, each in two builds: as the crate is compiled, and with AVX2 + FMA
+// enabled, so that a closure of straight-line arithmetic (`crate::vmath`'s exp and erf, a GELU)
+// inlines into 8-lane code. Rust never fuses `a * b + c` into an FMA on its own, and libm calls
+// stay the same calls, so both builds compute every element to the same bits.
+macro_rules! multiversion {
+    ($(fn $name:ident<$($g:ident),*>($($arg:ident: $ty:ty),*) where [$($w:tt)*] $body:block)*) => {
+        $(
+            #[inline(always)]
+            fn $name<$($g),*>($($arg: $ty),*) where $($w)* $body
+        )*
+        mod avx2_build {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                /// # Safety
+                /// The CPU must have AVX2 and FMA.
+                #[cfg(target_arch = "x86_64")]
+                #[target_feature(enable = "avx2,fma")]
+                pub(super) unsafe fn $name<$($g),*>($($arg: $ty),*) where $($w)* {
+                    super::$name($($arg),*)
+                }
+            )*
+        }
+    };
+}
+
+multiversion! {
+    fn update<E, F>(xs: &mut [E], f: &F) where [E: Copy, F: Fn(E) -> E] {
+        for x in xs.iter_mut() {
+            *x = f(*x);
+        }
+    }
+    fn fill<E, R, F>(out: &mut [core::mem::MaybeUninit<R>], xs: &[E], f: &F)
+    where [E: Copy, F: Fn(E) -> R] {
+        for (o, &x) in out.iter_mut().zip(xs) {
+            o.write(f(x));
+        }
+    }
+    fn update2<E, F>(a: &mut [E], b: &[E], f: &F) where [E: Copy, F: Fn(E, E) -> E] {
+        for (x, &y) in a.iter_mut().zip(b) {
+            *x = f(*x, y);
+        }
+    }
+    fn fill2<E, F>(out: &mut [core::mem::MaybeUninit<E>], a: &[E], b: &[E], f: &F)
+    where [E: Copy, F: Fn(E, E) -> E] {
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            o.write(f(x, y));
+        }
+    }
+    fn fill2_kernel<K>(out: &mut [core::mem::MaybeUninit<f32>], a: &[f32], b: &[f32], k: &K)
+    where [K: Kernel2] {
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            o.write(k.apply(x, y));
+        }
+    }
+    fn each_row<F>(input: &[f32], output: &mut [f32], row_len: usize, f: &F)
+    where [F: Fn(&[f32], &mut [f32])] {
+        for (i, o) in input.chunks(row_len).zip(output.chunks_mut(row_len)) {
+            f(i, o);
+        }
+    }
+}
+
+/// Calls the AVX2 build of a loop where the CPU has it, the baseline build otherwise.
+#[cfg(target_arch = "x86_64")]
+macro_rules! dispatch {
+    ($name:ident($($arg:expr),*)) => {
+        if avx2() {
+            // SAFETY: avx2() checked that the CPU has AVX2 and FMA.
+            unsafe { avx2_build::$name($($arg),*) }
+        } else {
+            $name($($arg),*)
+        }
+    };
+}
+#[cfg(not(target_arch = "x86_64"))]
+macro_rules! dispatch {
+    ($name:ident($($arg:expr),*)) => {
+        $name($($arg),*)
+    };
+}
+
+/// `*x = f(*x)` for every element, split across threads above [`min_elems`] elements.
 #[inline]
 pub(crate) fn map_inplace<E, F>(xs: &mut [E], f: F)
 where
@@ -63,19 +167,14 @@ where
 {
     #[cfg(feature = "rayon")]
     if xs.len() >= min_elems() {
-        xs.par_chunks_mut(CHUNK).for_each(|c| {
-            for x in c.iter_mut() {
-                *x = f(*x);
-            }
-        });
+        xs.par_chunks_mut(CHUNK)
+            .for_each(|c| dispatch!(update(c, &f)));
         return;
     }
-    for x in xs.iter_mut() {
-        *x = f(*x);
-    }
+    dispatch!(update(xs, &f))
 }
 
-/// `f(xs[i])` for every `i`, in order.
+/// `f(x)` for every element into a new vector, split across threads above [`min_elems`].
 #[inline]
 pub(crate) fn map<E, R, F>(xs: &[E], f: F) -> alloc::vec::Vec<R>
 where
@@ -83,14 +182,25 @@ where
     R: Send,
     F: Fn(E) -> R + Sync + Send,
 {
+    let mut out = alloc::vec::Vec::with_capacity(xs.len());
+    let spare = &mut out.spare_capacity_mut()[..xs.len()];
     #[cfg(feature = "rayon")]
     if xs.len() >= min_elems() {
-        return xs.par_iter().with_min_len(CHUNK).map(|&x| f(x)).collect();
+        spare
+            .par_chunks_mut(CHUNK)
+            .zip(xs.par_chunks(CHUNK))
+            .for_each(|(o, c)| dispatch!(fill(o, c, &f)));
+    } else {
+        dispatch!(fill(spare, xs, &f));
     }
-    xs.iter().map(|&x| f(x)).collect()
+    #[cfg(not(feature = "rayon"))]
+    dispatch!(fill(spare, xs, &f));
+    // SAFETY: `fill` wrote each of the first xs.len() elements.
+    unsafe { out.set_len(xs.len()) };
+    out
 }
 
-/// `a[i] = f(a[i], b[i])` for every `i` (`b` at least as long as `a`).
+/// `*x = f(*x, y)` element by element, split across threads above [`min_elems`] elements.
 #[inline]
 pub(crate) fn zip_inplace<E, F>(a: &mut [E], b: &[E], f: F)
 where
@@ -102,19 +212,13 @@ where
     if a.len() >= min_elems() {
         a.par_chunks_mut(CHUNK)
             .zip(b.par_chunks(CHUNK))
-            .for_each(|(ac, bc)| {
-                for (x, &y) in ac.iter_mut().zip(bc) {
-                    *x = f(*x, y);
-                }
-            });
+            .for_each(|(ac, bc)| dispatch!(update2(ac, bc, &f)));
         return;
     }
-    for (x, &y) in a.iter_mut().zip(b) {
-        *x = f(*x, y);
-    }
+    dispatch!(update2(a, b, &f))
 }
 
-/// `f(a[i], b[i])` for every `i`, in order (`a` and `b` of one length).
+/// `f(x, y)` element by element into a new vector, split across threads above [`min_elems`].
 #[inline]
 pub(crate) fn zip_map<E, F>(a: &[E], b: &[E], f: F) -> alloc::vec::Vec<E>
 where
@@ -122,16 +226,77 @@ where
     F: Fn(E, E) -> E + Sync + Send,
 {
     debug_assert_eq!(a.len(), b.len());
+    let n = a.len().min(b.len());
+    let mut out = alloc::vec::Vec::with_capacity(n);
+    let spare = &mut out.spare_capacity_mut()[..n];
     #[cfg(feature = "rayon")]
-    if a.len() >= min_elems() {
-        return a
-            .par_iter()
-            .zip(b.par_iter())
-            .with_min_len(CHUNK)
-            .map(|(&x, &y)| f(x, y))
-            .collect();
+    if n >= min_elems() {
+        spare
+            .par_chunks_mut(CHUNK)
+            .zip(a[..n].par_chunks(CHUNK))
+            .zip(b[..n].par_chunks(CHUNK))
+            .for_each(|((o, ac), bc)| dispatch!(fill2(o, ac, bc, &f)));
+    } else {
+        dispatch!(fill2(spare, &a[..n], &b[..n], &f));
     }
-    a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
+    #[cfg(not(feature = "rayon"))]
+    dispatch!(fill2(spare, &a[..n], &b[..n], &f));
+    // SAFETY: `fill2` wrote each of the first n elements.
+    unsafe { out.set_len(n) };
+    out
+}
+
+/// An element-wise f32 function of two arguments whose `apply` is `#[inline(always)]`. A closure
+/// of more than a few dozen instructions (the GELU gradient's erf and exp) is not inlined into a
+/// loop, which then calls it once per element and cannot vectorize; a kernel type is.
+pub(crate) trait Kernel2: Sync {
+    fn apply(&self, x: f32, y: f32) -> f32;
+}
+
+/// [`zip_map`] for a [`Kernel2`].
+pub(crate) fn zip_map_kernel<K: Kernel2>(a: &[f32], b: &[f32], k: K) -> alloc::vec::Vec<f32> {
+    let n = a.len().min(b.len());
+    let mut out = alloc::vec::Vec::with_capacity(n);
+    let spare = &mut out.spare_capacity_mut()[..n];
+    #[cfg(feature = "rayon")]
+    if n >= min_elems() {
+        spare
+            .par_chunks_mut(CHUNK)
+            .zip(a[..n].par_chunks(CHUNK))
+            .zip(b[..n].par_chunks(CHUNK))
+            .for_each(|((o, ac), bc)| dispatch!(fill2_kernel(o, ac, bc, &k)));
+    } else {
+        dispatch!(fill2_kernel(spare, &a[..n], &b[..n], &k));
+    }
+    #[cfg(not(feature = "rayon"))]
+    dispatch!(fill2_kernel(spare, &a[..n], &b[..n], &k));
+    // SAFETY: `fill2_kernel` wrote each of the first n elements.
+    unsafe { out.set_len(n) };
+    out
+}
+
+/// Runs `f` on every row of `input` / `output` (rows of `row_len` elements), compiled for AVX2
+/// where the CPU has it, split across threads by groups of rows of about 64K elements.
+pub(crate) fn rows<F>(input: &[f32], output: &mut [f32], row_len: usize, f: F)
+where
+    F: Fn(&[f32], &mut [f32]) + Sync + Send,
+{
+    assert_eq!(input.len(), output.len());
+    if row_len == 0 {
+        return;
+    }
+    #[cfg(feature = "rayon")]
+    {
+        let per_task = (65_536 / row_len).max(1) * row_len;
+        if input.len() > per_task {
+            output
+                .par_chunks_mut(per_task)
+                .zip(input.par_chunks(per_task))
+                .for_each(|(o, i)| dispatch!(each_row(i, o, row_len, &f)));
+            return;
+        }
+    }
+    dispatch!(each_row(input, output, row_len, &f))
 }
 
 #[cfg(test)]

@@ -67,39 +67,37 @@ impl ActivationOps<Flex> for Flex {
     }
 
     fn gelu(tensor: FloatTensor<Flex>) -> FloatTensor<Flex> {
-        // 0.5 * x * (1 + erf(x / sqrt(2)))
-        use crate::ops::unary::{erf_f32, erf_f64};
-        let sqrt2_f32: f32 = core::f32::consts::SQRT_2;
-        let sqrt2_f64: f64 = core::f64::consts::SQRT_2;
-        unary_op(
-            tensor,
-            move |x: f32| 0.5 * x * (1.0 + erf_f32(x / sqrt2_f32)),
-            move |x: f64| 0.5 * x * (1.0 + erf_f64(x / sqrt2_f64)),
-        )
+        // f32: the vectorizable erf (`crate::vmath`), not a libm call per element.
+        if crate::vmath::libm() {
+            gelu_with(tensor, crate::ops::unary::erf_f32)
+        } else {
+            gelu_with(tensor, crate::vmath::erf_f32)
+        }
     }
 
     fn gelu_backward(x: FloatTensor<Flex>, grad: FloatTensor<Flex>) -> FloatTensor<Flex> {
-        // d/dx[gelu(x)] = 0.5 * (1 + erf(x/sqrt(2))) + x * (1/sqrt(2*pi)) * exp(-x^2/2)
-        use crate::ops::unary::{erf_f32, erf_f64};
-        let sqrt2_f32: f32 = core::f32::consts::SQRT_2;
-        let sqrt2_f64: f64 = core::f64::consts::SQRT_2;
-        let inv_sqrt_2pi_f32: f32 = 1.0 / (2.0 * core::f32::consts::PI).sqrt();
-        let inv_sqrt_2pi_f64: f64 = 1.0 / (2.0 * core::f64::consts::PI).sqrt();
-        binary_op(
-            x,
-            grad,
-            move |x: f32, g| {
-                let cdf = 0.5 * (1.0 + erf_f32(x / sqrt2_f32));
-                let pdf = inv_sqrt_2pi_f32 * (-0.5 * x * x).exp();
-                g * (cdf + x * pdf)
-            },
-            move |x: f64, g| {
-                let cdf = 0.5 * (1.0 + erf_f64(x / sqrt2_f64));
-                let pdf = inv_sqrt_2pi_f64 * (-0.5 * x * x).exp();
-                g * (cdf + x * pdf)
-            },
-            None,
-        )
+        // f32: the vectorizable erf and exp (`crate::vmath`), through a kernel type where both
+        // tensors are plain contiguous f32 of one shape (the closure is too large to inline).
+        if crate::vmath::libm() {
+            return gelu_backward_with(x, grad, crate::ops::unary::erf_f32, |x: f32| x.exp());
+        }
+        let plain = |t: &FlexTensor| {
+            t.dtype() == DType::F32 && t.layout().is_contiguous() && t.layout().start_offset() == 0
+        };
+        if plain(&x) && plain(&grad) && x.layout().shape() == grad.layout().shape() {
+            let n = x.layout().num_elements();
+            let out = crate::par::zip_map_kernel(
+                &x.storage::<f32>()[..n],
+                &grad.storage::<f32>()[..n],
+                GeluGrad,
+            );
+            return FlexTensor::new(
+                Bytes::from_elems(out),
+                Layout::contiguous(x.layout().shape().clone()),
+                DType::F32,
+            );
+        }
+        gelu_backward_with(x, grad, crate::vmath::erf_f32, crate::vmath::exp_f32)
     }
 
     fn sigmoid(tensor: FloatTensor<Flex>) -> FloatTensor<Flex> {
@@ -167,6 +165,170 @@ impl ActivationOps<Flex> for Flex {
     fn softmax(tensor: FloatTensor<Flex>, dim: usize) -> FloatTensor<Flex> {
         softmax(tensor, dim)
     }
+
+    fn log_softmax(tensor: FloatTensor<Flex>, dim: usize) -> FloatTensor<Flex> {
+        log_softmax(tensor, dim)
+    }
+}
+
+/// `g * gelu'(x)` with `crate::vmath`'s erf and exp: the same arithmetic as
+/// [`gelu_backward_with`]'s f32 closure, as a kernel that inlines into SIMD loops.
+struct GeluGrad;
+
+impl crate::par::Kernel2 for GeluGrad {
+    #[inline(always)]
+    fn apply(&self, x: f32, g: f32) -> f32 {
+        let sqrt2: f32 = core::f32::consts::SQRT_2;
+        let inv_sqrt_2pi: f32 = 1.0 / (2.0 * core::f32::consts::PI).sqrt();
+        let cdf = 0.5 * (1.0 + crate::vmath::erf_f32(x / sqrt2));
+        let pdf = inv_sqrt_2pi * crate::vmath::exp_f32(-0.5 * x * x);
+        g * (cdf + x * pdf)
+    }
+}
+
+/// `0.5 x (1 + erf(x / sqrt 2))` with the given f32 erf (generic, so that it inlines).
+fn gelu_with<Erf: Fn(f32) -> f32 + Copy + Send + Sync>(
+    tensor: FloatTensor<Flex>,
+    erf_f32: Erf,
+) -> FloatTensor<Flex> {
+    use crate::ops::unary::erf_f64;
+    let sqrt2_f32: f32 = core::f32::consts::SQRT_2;
+    let sqrt2_f64: f64 = core::f64::consts::SQRT_2;
+    unary_op(
+        tensor,
+        move |x: f32| 0.5 * x * (1.0 + erf_f32(x / sqrt2_f32)),
+        move |x: f64| 0.5 * x * (1.0 + erf_f64(x / sqrt2_f64)),
+    )
+}
+
+/// d/dx gelu(x) = 0.5 (1 + erf(x / sqrt 2)) + x exp(-x^2 / 2) / sqrt(2 pi), times `grad`, with
+/// the given f32 erf and exp.
+fn gelu_backward_with<Erf, Exp>(
+    x: FloatTensor<Flex>,
+    grad: FloatTensor<Flex>,
+    erf_f32: Erf,
+    exp_f32: Exp,
+) -> FloatTensor<Flex>
+where
+    Erf: Fn(f32) -> f32 + Copy + Send + Sync,
+    Exp: Fn(f32) -> f32 + Copy + Send + Sync,
+{
+    use crate::ops::unary::erf_f64;
+    let sqrt2_f32: f32 = core::f32::consts::SQRT_2;
+    let sqrt2_f64: f64 = core::f64::consts::SQRT_2;
+    let inv_sqrt_2pi_f32: f32 = 1.0 / (2.0 * core::f32::consts::PI).sqrt();
+    let inv_sqrt_2pi_f64: f64 = 1.0 / (2.0 * core::f64::consts::PI).sqrt();
+    binary_op(
+        x,
+        grad,
+        move |x: f32, g| {
+            let cdf = 0.5 * (1.0 + erf_f32(x / sqrt2_f32));
+            let pdf = inv_sqrt_2pi_f32 * exp_f32(-0.5 * x * x);
+            g * (cdf + x * pdf)
+        },
+        move |x: f64, g| {
+            let cdf = 0.5 * (1.0 + erf_f64(x / sqrt2_f64));
+            let pdf = inv_sqrt_2pi_f64 * (-0.5 * x * x).exp();
+            g * (cdf + x * pdf)
+        },
+        None,
+    )
+}
+
+// ============================================================================
+// Fused log-softmax
+// ============================================================================
+//
+// Backs `ActivationOps::log_softmax`. The default decomposition
+// (`max_dim`/`sub`/`exp`/`sum_dim`/`log`/`sub`) makes six passes and four
+// temporaries over a tensor that, for a language model's loss, is
+// `[targets, vocabulary]`; f32 rows along the last dimension take one read for
+// the max, one for the sum of exponentials and one write. Other dtypes and
+// dimensions keep the decomposition.
+
+/// Log-softmax along `dim`: `x - max - ln(sum(exp(x - max)))`.
+pub fn log_softmax(tensor: FloatTensor<Flex>, dim: usize) -> FloatTensor<Flex> {
+    let rank = tensor.shape().num_dims();
+    assert!(
+        dim < rank,
+        "log_softmax dim {} out of range for rank {}",
+        dim,
+        rank
+    );
+    if dim != rank - 1 || tensor.dtype() != DType::F32 || crate::vmath::libm() {
+        let max = Flex::float_max_dim(tensor.clone(), dim);
+        let shifted = Flex::float_sub(tensor, max);
+        let log_sum_exp =
+            Flex::float_log(Flex::float_sum_dim(Flex::float_exp(shifted.clone()), dim));
+        return Flex::float_sub(shifted, log_sum_exp);
+    }
+    let tensor = tensor.to_contiguous();
+    let shape = tensor.layout().shape().clone();
+    let last = *shape.last().expect("log_softmax: empty shape");
+    if last == 0 {
+        return tensor;
+    }
+    let input: &[f32] = tensor.storage();
+    let mut output: Vec<f32> = vec![0.0; input.len()];
+    crate::par::rows(input, &mut output, last, log_softmax_row_f32);
+    FlexTensor::new(
+        Bytes::from_elems(output),
+        Layout::contiguous(shape),
+        DType::F32,
+    )
+}
+
+/// One row: `x - max - ln(sum(exp(x - max)))`, the exps written to `out` first so that they
+/// vectorize.
+#[inline(always)]
+fn log_softmax_row_f32(row: &[f32], out: &mut [f32]) {
+    let max = max_f32(row);
+    for (o, &x) in out.iter_mut().zip(row) {
+        *o = crate::vmath::exp_f32(x - max);
+    }
+    let log_sum = sum_f32(out).ln();
+    for (o, &x) in out.iter_mut().zip(row) {
+        *o = (x - max) - log_sum;
+    }
+}
+
+/// Sum in eight interleaved accumulators (vectorizes; f32 addition order is otherwise fixed).
+#[inline(always)]
+fn sum_f32(xs: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let chunks = xs.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for k in 0..8 {
+            acc[k] += c[k];
+        }
+    }
+    let mut sum = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for &x in rest {
+        sum += x;
+    }
+    sum
+}
+
+/// Largest element in eight interleaved lanes (vectorizes); NaN if any element is NaN.
+#[inline(always)]
+fn max_f32(xs: &[f32]) -> f32 {
+    let mut acc = [f32::NEG_INFINITY; 8];
+    let mut nan = false;
+    let chunks = xs.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for k in 0..8 {
+            nan |= c[k].is_nan();
+            acc[k] = if c[k] > acc[k] { c[k] } else { acc[k] };
+        }
+    }
+    let mut max = f32::NEG_INFINITY;
+    for &x in acc.iter().chain(rest) {
+        nan |= x.is_nan();
+        max = if x > max { x } else { max };
+    }
+    if nan { f32::NAN } else { max }
 }
 
 #[inline]
@@ -378,12 +540,22 @@ fn softmax_row_f32_simd<S: macerator::Simd>(input: &[f32], output: &mut [f32]) {
     // Scalar exp (no SIMD exp in macerator). This pass is the one that
     // actually does memory reads + writes on the whole row, so scalar
     // here still lands us at memory bandwidth.
-    let mut sum = 0.0f32;
-    for idx in 0..len {
-        let e = (input[idx] - max_val).exp();
-        output[idx] = e;
-        sum += e;
-    }
+    // The vectorizable exp (`crate::vmath`) in a loop of its own, so that it becomes SIMD code,
+    // then the sum in eight interleaved accumulators (`FLEX_LIBM=1`: flex 0.22.1's loop).
+    let sum = if crate::vmath::libm() {
+        let mut sum = 0.0f32;
+        for idx in 0..len {
+            let e = (input[idx] - max_val).exp();
+            output[idx] = e;
+            sum += e;
+        }
+        sum
+    } else {
+        for (o, &x) in output.iter_mut().zip(input) {
+            *o = crate::vmath::exp_f32(x - max_val);
+        }
+        sum_f32(output)
+    };
 
     // Pass 3: normalize.
     // SIMD splat + multiply, scalar tail.

@@ -159,7 +159,11 @@ where
 
 /// Exponential: e^x
 pub fn exp(tensor: FlexTensor) -> FlexTensor {
-    unary_op(tensor, |x| x.exp(), |x| x.exp())
+    // f32: the vectorizable exp (`crate::vmath`), not a libm call per element.
+    if crate::vmath::libm() {
+        return unary_op(tensor, |x: f32| x.exp(), |x| x.exp());
+    }
+    unary_op(tensor, crate::vmath::exp_f32, |x| x.exp())
 }
 
 /// Natural logarithm: ln(x)
