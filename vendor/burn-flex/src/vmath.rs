@@ -7,9 +7,9 @@
 //! straight-line code (selects instead of branches, bit tricks instead of `ldexp`), so a loop
 //! over a slice becomes SIMD code: 8 lanes where [`crate::par`] runs it compiled for AVX2.
 //!
-//! Only plain multiplies and adds are used, never `mul_add`, and Rust never contracts `a * b + c`
-//! into an FMA on its own: each element's result is the same bits whatever the vector width and
-//! whatever the CPU.
+//! Only correctly rounded IEEE operations are used (`*`, `+`, `/`, comparisons), never `mul_add`,
+//! and Rust never contracts `a * b + c` into an FMA on its own: each element's result is the same
+//! bits whatever the vector width and whatever the CPU.
 //!
 //! `FLEX_LIBM=1` (read once) puts libm back in their place, and log-softmax back to the default
 //! decomposition, so that one binary can measure both.
