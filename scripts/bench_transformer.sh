@@ -24,7 +24,7 @@ quick=$([[ " $* " == *" --quick "* ]] && echo --quick || true)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" --exp bench-transformer --out "$tmp/patched" "$@"
-FLEX_PAR_MIN_ELEMS=18446744073709551615 FLEX_NO_AVX2=1 FLEX_LIBM=1 BURN_AUTODIFF_DECOMPOSE=1 \
+FLEX_PAR_MIN_ELEMS=18446744073709551615 FLEX_NO_AVX2=1 FLEX_LIBM=1 BURN_AUTODIFF_DECOMPOSE=1 FLEX_BYTE_EMPTY=1 \
   "$bin" --exp bench-transformer --backend flex --out "$tmp/upstream" $quick
 python3 scripts/bench_transformer_torch.py --out "$tmp/torch.csv" $quick
 dest="results/bench/$isa"

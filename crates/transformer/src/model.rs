@@ -162,7 +162,7 @@ impl SelfAttention {
     pub fn forward(&self, x: Tensor<3>, pad: Option<Tensor<2, Bool>>, causal: bool) -> Tensor<3> {
         let [b, t, d] = x.dims();
         let heads = |lin: &Linear| {
-            lin.forward(x.clone())
+            rows(lin, x.clone())
                 .reshape([b, t, self.n_heads, self.d_k])
                 .swap_dims(1, 2)
         };
@@ -187,8 +187,21 @@ impl SelfAttention {
         }
         let weights = self.dropout.forward(softmax(scores, 3));
         let context = weights.matmul(v).swap_dims(1, 2).reshape([b, t, d]);
-        self.output.forward(context)
+        rows(&self.output, context)
     }
+}
+
+/// `lin` applied to `x` `[batch, seq, d_in]` as one `[batch * seq, d_in] @ [d_in, d_out]`
+/// product. burn's `Linear` on a rank-3 input runs a batched matmul of `batch` products of
+/// `seq` rows each whenever `seq` is a multiple of 32 (`MatmulTransformPolicy::BetterTiling`),
+/// and its input gradient the same way; on flex that made a masked-LM training step 1.15x
+/// slower than one product per layer (issue 18, `results/bench/avx2/step-phases-ab.csv`).
+/// Same products, same sums: only how they are batched.
+fn rows(lin: &Linear, x: Tensor<3>) -> Tensor<3> {
+    let [b, t, d] = x.dims();
+    let y = lin.forward(x.reshape([b * t, d]));
+    let d_out = y.dims()[1];
+    y.reshape([b, t, d_out])
 }
 
 #[derive(Module, Debug)]
@@ -218,9 +231,10 @@ impl Block {
     }
 
     fn feed_forward(&self, x: Tensor<3>) -> Tensor<3> {
-        self.ff_out.forward(
+        rows(
+            &self.ff_out,
             self.dropout
-                .forward(self.activation.forward(self.ff_in.forward(x))),
+                .forward(self.activation.forward(rows(&self.ff_in, x))),
         )
     }
 

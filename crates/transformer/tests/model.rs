@@ -499,3 +499,48 @@ fn the_heldout_loss_splits_by_input_and_only_context_beats_the_unigram_at_mask()
     // after 60 steps); the untrained model, above, is below 0.
     assert!(gain(&masked) > 0.5, "trained gain {}", gain(&masked));
 }
+
+/// The model runs every projection as one `[batch * seq, d]` product (`model::rows`, issue 18's
+/// speed-up). Recomputed here with burn's `Linear` on the rank-3 input, which for 32 positions
+/// takes burn's batched-matmul path, and the attention and feed-forward written out by hand: a
+/// pre-norm block must give the same output to rounding.
+#[test]
+fn a_block_equals_its_formula_with_burns_batched_linear() {
+    use burn::tensor::activation::{gelu, softmax};
+    let _serial = serial();
+    let device = Device::flex();
+    let (b, t, d, h) = (3, 32, 16, 2);
+    let model = tiny(50).with_max_len(t).init(&device);
+    let block = &model.blocks[0];
+    let x = Tensor::<3>::random(
+        [b, t, d],
+        burn::tensor::Distribution::Normal(0.0, 1.0),
+        &device,
+    );
+    let got = floats(block.forward(x.clone(), None, false));
+
+    let a = &block.attention;
+    let n = block.norm_attention.forward(x.clone());
+    let split = |y: Tensor<3>| y.reshape([b, t, h, d / h]).swap_dims(1, 2);
+    let q = split(a.query.forward(n.clone()));
+    let k = split(a.key.as_ref().unwrap().forward(n.clone()));
+    let v = split(a.value.as_ref().unwrap().forward(n));
+    let w = softmax(
+        q.matmul(k.transpose()).div_scalar(((d / h) as f32).sqrt()),
+        3,
+    );
+    let context = w.matmul(v).swap_dims(1, 2).reshape([b, t, d]);
+    let x = x + a.output.forward(context);
+    let ff = block
+        .ff_out
+        .forward(gelu(block.ff_in.forward(block.norm_ff.forward(x.clone()))));
+    let want = floats(x + ff);
+
+    assert_eq!(got.len(), b * t * d);
+    let scale = want.iter().fold(0f32, |m, v| m.max(v.abs()));
+    let worst = got
+        .iter()
+        .zip(&want)
+        .fold(0f32, |m, (g, w)| m.max((g - w).abs()));
+    assert!(worst <= 1e-5 * scale, "max |diff| {worst} (scale {scale})");
+}

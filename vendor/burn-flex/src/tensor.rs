@@ -7,6 +7,18 @@ use burn_std::{Bytes, Shape, bf16, f16};
 
 use crate::{FlexDevice, layout::Layout};
 
+/// `FLEX_BYTE_EMPTY=1`: [`FlexTensor::empty`] allocates bytes and copies them to an aligned
+/// buffer, as flex 0.22.1 did (read once).
+#[cfg(feature = "std")]
+fn byte_empty() -> bool {
+    static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *V.get_or_init(|| std::env::var("FLEX_BYTE_EMPTY").is_ok_and(|v| v == "1"))
+}
+#[cfg(not(feature = "std"))]
+fn byte_empty() -> bool {
+    false
+}
+
 /// CPU tensor primitive for the Flex backend.
 ///
 /// Uses type-erased byte storage with runtime dtype and Arc-based sharing.
@@ -230,10 +242,22 @@ impl FlexTensor {
     }
 
     /// Create an empty tensor with given shape and dtype.
+    ///
+    /// The zeroed buffer is allocated as elements of the dtype's width (embedlab patch, see
+    /// `vendor/README.md`). A `Vec<u8>` records alignment 1, so `Bytes::from_bytes_vec` copied
+    /// every new buffer into a second, 16-byte-aligned allocation: a memmove of the whole output
+    /// of each matmul and each allocating kernel, ~5% of a training step's CPU time on flex.
+    /// `FLEX_BYTE_EMPTY=1` restores the copy, so one binary measures both.
     pub fn empty(shape: Shape, dtype: DType) -> Self {
         let num_elements = shape.num_elements();
         let elem_size = dtype_size(dtype);
-        let bytes = Bytes::from_bytes_vec(alloc::vec![0u8; num_elements * elem_size]);
+        let bytes = match elem_size {
+            _ if byte_empty() => Bytes::from_bytes_vec(alloc::vec![0u8; num_elements * elem_size]),
+            8 => Bytes::from_elems(alloc::vec![0u64; num_elements]),
+            4 => Bytes::from_elems(alloc::vec![0u32; num_elements]),
+            2 => Bytes::from_elems(alloc::vec![0u16; num_elements]),
+            _ => Bytes::from_bytes_vec(alloc::vec![0u8; num_elements * elem_size]),
+        };
         let layout = Layout::contiguous(shape);
         Self {
             data: Arc::new(bytes),
