@@ -5,10 +5,11 @@ speed drifts. Writes one CSV row per variant and round (phases in ms, load, CPU)
 variant's median step and its paired ratio to the first variant with a 95% bootstrap interval
 (over rounds, 4,000 resamples).
 
-    cargo build -p experiments --examples
-    # the step before this sitting's model change, for the third variant:
+    # The optional third variant: step_phases as of e14cb2e (burn's Linear on rank-3 inputs).
+    # Built first, because both builds write the same target/debug/examples/step_phases:
     git worktree add /tmp/before e14cb2e && (cd /tmp/before && cargo build -p experiments \
         --example step_phases) && cp $CARGO_TARGET_DIR/debug/examples/step_phases /tmp/step_phases_before
+    cargo build -p experiments --examples
     python3 scripts/step_phases_ab.py --rounds 16 --before /tmp/step_phases_before \
         --out results/bench/avx2/step-phases-ab.csv
 """
