@@ -10,7 +10,10 @@ masked-LM loss over the vocabulary with the tied head, backward and AdamW on 15%
 Two attention implementations: `manual` computes softmax(QK^T/sqrt(d_k))V with the same
 operations as the burn model; `sdpa` uses torch's fused scaled_dot_product_attention, which is
 what a PyTorch user would write. Rows go to stdout (or --out) in results/bench/transformer.csv's
-columns.
+columns. With `--serve manual|sdpa` it times nothing itself and runs one step per benchmark
+name read on stdin, the protocol of `experiments --exp bench-transformer-steps`: that is how
+scripts/bench_transformer.sh (scripts/bench_transformer_interleaved.py) takes PyTorch's steps
+in turn with burn's.
 
     pip install torch
     python3 scripts/bench_transformer_torch.py --out /tmp/torch.csv
@@ -27,6 +30,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+# The model of crates/transformer/src/model.rs with the default config, over text8's vocabulary.
+VOCAB, D_MODEL, LAYERS, HEADS, D_FF = 22_546, 128, 4, 4, 512
 COLUMNS = ["framework", "backend", "device", "benchmark", "threads", "d_model", "n_layers",
            "n_heads", "d_ff", "vocab", "batch", "seq_len", "repeats", "median_tokens_per_s",
            "min_tokens_per_s", "max_tokens_per_s", "avx512", "load_1min"]
@@ -115,43 +120,72 @@ def cpu_name():
     return "unknown CPU"
 
 
+def steps(fused, batch, seq):
+    """The model with `fused` attention (sdpa) or not (manual), and its two benchmarks as
+    functions of no argument that each run one step."""
+    ids = torch.randint(0, 22_541, (batch, seq))
+    model = Encoder(VOCAB, D_MODEL, LAYERS, HEADS, D_FF, seq, fused)
+
+    def fwd_bwd():
+        model.zero_grad(set_to_none=True)
+        model(ids).pow(2).mean().backward()
+
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    mask = torch.rand(batch, seq) < 0.15
+
+    def mlm_step():
+        opt.zero_grad(set_to_none=True)
+        hid = model(ids)[mask]
+        F.cross_entropy(model.logits(hid), ids[mask]).backward()
+        opt.step()
+
+    return {"forward-backward": fwd_bwd, "mlm-step": mlm_step}
+
+
+def serve(fused, batch, seq):
+    """`--serve`: the protocol of `experiments --exp bench-transformer-steps`, so that
+    scripts/bench_transformer.sh can interleave PyTorch's steps with burn's: `ready` once set
+    up, then one benchmark name per stdin line, each answered by `<benchmark> <seconds>`."""
+    fns = steps(fused, batch, seq)
+    print("ready", flush=True)
+    for n, line in enumerate(sys.stdin, 1):
+        name = line.strip()
+        if not name:
+            continue
+        if name not in fns:
+            sys.exit(f"error: stdin line {n}: unknown benchmark `{name}` "
+                     f"(PyTorch has {', '.join(fns)})")
+        t = time.perf_counter()
+        fns[name]()
+        print(f"{name} {time.perf_counter() - t}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", help="CSV file (default: stdout)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--serve", choices=["manual", "sdpa"],
+                    help="serve steps of this attention on stdin instead of timing them")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
-    vocab, d, layers, h, ff = 22_546, 128, 4, 4, 512
     batch, seq = (4, 16) if a.quick else (32, 64)
+    if a.serve:
+        serve(a.serve == "sdpa", batch, seq)
+        return
     warmup, repeats = (1, 2) if a.quick else (3, 10)
-    ids = torch.randint(0, 22_541, (batch, seq))
     rows = []
     for fused in (False, True):
-        model = Encoder(vocab, d, layers, h, ff, seq, fused)
         name = "sdpa" if fused else "manual"
-
-        def fwd_bwd():
-            model.zero_grad(set_to_none=True)
-            model(ids).pow(2).mean().backward()
-
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-        mask = torch.rand(batch, seq) < 0.15
-
-        def mlm_step():
-            opt.zero_grad(set_to_none=True)
-            hid = model(ids)[mask]
-            F.cross_entropy(model.logits(hid), ids[mask]).backward()
-            opt.step()
-
-        for bench, fn in (("forward-backward", fwd_bwd), ("mlm-step", mlm_step)):
+        for bench, fn in steps(fused, batch, seq).items():
             med, lo, hi = timed(fn, warmup, repeats, batch * seq)
             print(f"pytorch {name:>6} {bench}: {med:8.0f} tokens/s (min {lo:.0f}, max {hi:.0f})",
                   file=sys.stderr)
-            rows.append(dict(framework=f"pytorch {torch.__version__}", backend=f"cpu-eager-{name}",
-                             device=cpu_name(), benchmark=bench, threads=a.threads, d_model=d,
-                             n_layers=layers, n_heads=h, d_ff=ff, vocab=vocab, batch=batch,
+            rows.append(dict(framework=framework(), backend=f"cpu-eager-{name}",
+                             device=cpu_name(), benchmark=bench, threads=a.threads,
+                             d_model=D_MODEL, n_layers=LAYERS, n_heads=HEADS, d_ff=D_FF,
+                             vocab=VOCAB, batch=batch,
                              seq_len=seq, repeats=repeats, median_tokens_per_s=med,
                              min_tokens_per_s=lo, max_tokens_per_s=hi,
                              avx512="true" if has_avx512() else "false",
@@ -160,6 +194,10 @@ def main():
     w = csv.DictWriter(out, fieldnames=COLUMNS)
     w.writeheader()
     w.writerows(rows)
+
+
+def framework():
+    return f"pytorch {torch.__version__}"
 
 
 if __name__ == "__main__":

@@ -50,6 +50,10 @@ pub enum Experiment {
     /// <out>/bench/transformer.csv (scripts/bench_transformer.sh adds PyTorch beside it and
     /// files it under results/bench/<isa>/).
     BenchTransformer,
+    /// One backend's steps of `bench-transformer`, one per benchmark name read on stdin, each
+    /// answered with its seconds: what scripts/bench_transformer.sh interleaves with PyTorch.
+    #[value(hide = true)]
+    BenchTransformerSteps,
     /// The same model and weights on every burn backend: agreement, loss curves, tokens/s.
     Backends,
     /// Paper: word analogy (semantic/syntactic) of word2vec SGNS and CBOW, the transformer's
@@ -221,6 +225,7 @@ impl Experiment {
                 "config", "corpus", "out", "seed", "quick", "threads", "model",
             ],
             BenchTransformer => &["out", "seed", "backend", "quick"],
+            BenchTransformerSteps => &["seed", "backend", "quick"],
             Backends => &["config", "corpus", "out", "seed", "backend", "quick"],
             Analogy | Similarity | Layers | Qkv | Frozen | Objective | Contextuality | Dynamics
             | All => PAPER,
@@ -232,7 +237,10 @@ impl Experiment {
 
     /// Whether the experiment writes under `--out` (checked before any work starts).
     pub fn writes(self) -> bool {
-        !matches!(self, Experiment::Neighbours | Experiment::CheckOutputs)
+        !matches!(
+            self,
+            Experiment::Neighbours | Experiment::CheckOutputs | Experiment::BenchTransformerSteps
+        )
     }
 }
 
@@ -259,6 +267,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         Experiment::Bench => exp::bench::run(args),
         Experiment::BenchWord2vec => exp::word2vec::bench(args),
         Experiment::BenchTransformer => exp::bench_transformer::run(args),
+        Experiment::BenchTransformerSteps => exp::bench_transformer::serve(args),
         Experiment::Backends => exp::backends::run(args),
         Experiment::Analogy
         | Experiment::Similarity

@@ -1161,3 +1161,79 @@ fn bench_transformer_alternates_the_objectives_within_each_round() {
         stdout(&o)
     );
 }
+
+/// `bench-transformer-steps` with `stdin` piped in: its stdout and its exit.
+fn serve_steps(stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_experiments"))
+        .args([
+            "--exp",
+            "bench-transformer-steps",
+            "--quick",
+            "--backend",
+            "flex",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The step server scripts/bench_transformer.sh interleaves with PyTorch: `ready`, then one
+/// answer per benchmark named on stdin, in order, with the step's seconds; blank lines skipped.
+#[test]
+fn bench_transformer_steps_answers_each_request_with_its_seconds() {
+    let o = serve_steps("forward-backward\nmlm-step\n\nclm-step\nclm-matched-step\nmlm-step\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "ready");
+    let answered: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| {
+            let (name, seconds) = l.split_once(' ').unwrap();
+            let seconds: f64 = seconds.parse().unwrap();
+            assert!(seconds > 0.0 && seconds < 60.0, "{l}");
+            name
+        })
+        .collect();
+    assert_eq!(
+        answered,
+        [
+            "forward-backward",
+            "mlm-step",
+            "clm-step",
+            "clm-matched-step",
+            "mlm-step"
+        ]
+    );
+}
+
+/// A name that is no benchmark stops the server with its stdin line; what came before was
+/// answered.
+#[test]
+fn bench_transformer_steps_refuses_an_unknown_benchmark_naming_its_line() {
+    let o = serve_steps("mlm-step\nmlm_step\nforward-backward\n");
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("stdin line 2: unknown benchmark `mlm_step`")
+            && err.contains("forward-backward, mlm-step, clm-step, clm-matched-step")
+            && !err.contains("panicked"),
+        "{err}"
+    );
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(
+        out.lines().nth(1).unwrap().starts_with("mlm-step "),
+        "{out}"
+    );
+}

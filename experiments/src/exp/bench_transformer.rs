@@ -13,17 +13,21 @@
 //! positions (no PyTorch counterpart yet).
 //! Warm-up steps (autotuning, allocation) are excluded; the median of the repeats is reported
 //! with the minimum and maximum.
+//!
+//! [`serve`] (`--exp bench-transformer-steps`) runs the same steps one per request on stdin:
+//! scripts/bench_transformer.sh takes burn's and PyTorch's steps in turn that way, because a
+//! ratio of two backends timed minutes apart on our VMs measures the VM's drift as well.
 
 use std::time::Instant;
 
-use burn::optim::AdamWConfig;
+use burn::optim::{AdamWConfig, ModuleOptimizer};
 use burn::tensor::{Int, Tensor, TensorData};
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 
 use transformer::backend::BackendKind;
 use transformer::data::{Objective, Sequences};
-use transformer::model::ModelSettings;
+use transformer::model::{ModelSettings, Transformer};
 use transformer::training;
 
 use crate::{output, Args};
@@ -133,38 +137,150 @@ pub fn cpu_name() -> String {
         .unwrap_or_else(|| "unknown CPU".into())
 }
 
+/// The benchmarks a [`StepBench`] times, in the order the CSV lists them.
+pub const BENCHMARKS: [&str; 4] = [
+    "forward-backward",
+    "mlm-step",
+    "clm-step",
+    "clm-matched-step",
+];
+
+/// The training steps among [`BENCHMARKS`]: objective and causal-LM target fraction. Masked LM;
+/// causal LM on every position (its vocabulary projection is ~6.7x larger); causal LM on 15% of
+/// its positions (matched targets, the study's comparison with masked LM).
+const TRAINING_STEPS: [(&str, Objective, Option<f64>); 3] = [
+    ("mlm-step", Objective::Mlm, None),
+    ("clm-step", Objective::Clm, None),
+    ("clm-matched-step", Objective::Clm, Some(0.15)),
+];
+
+/// How many distinct batches each training benchmark cycles through.
+const BATCHES: usize = 16;
+
+/// One backend's benchmark model (the default config, dropout 0), its AdamW state and its data,
+/// ready to time one step of any of [`BENCHMARKS`] at a time: what `bench-transformer` times
+/// in one process and what `bench-transformer-steps` serves, a step per request, for
+/// scripts/bench_transformer.sh to interleave with the other backends and with PyTorch.
+pub struct StepBench {
+    kind: BackendKind,
+    device: burn::tensor::Device,
+    /// In an Option so each step can move the model into the optimiser (a clone would keep a
+    /// second reference to every parameter and stop in-place updates).
+    model: Option<Transformer>,
+    optim: ModuleOptimizer,
+    /// The forward-backward benchmark's batch: random ids over the text8 vocabulary.
+    tokens: Tensor<2, Int>,
+    seqs: Sequences,
+    batch: usize,
+    /// How many steps of each training benchmark have run: which batch comes next.
+    calls: [usize; TRAINING_STEPS.len()],
+}
+
+impl StepBench {
+    /// The vocabulary: text8 at min_count 5 plus the five special tokens.
+    pub const VOCAB: usize = 22_541 + 5;
+
+    /// `quick`: a [4, 16] batch instead of [32, 64].
+    pub fn new(kind: BackendKind, quick: bool, seed: u64) -> anyhow::Result<Self> {
+        let (batch, seq_len) = Self::shape(quick);
+        let cfg = Self::settings().to_config(Self::VOCAB, seq_len);
+        let device = super::backends::open_device(kind)?.autodiff();
+        let model = cfg.init(&device);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let ids: Vec<i64> = (0..batch * seq_len)
+            .map(|_| rng.random_range(0..22_541))
+            .collect();
+        let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [batch, seq_len]), &device);
+        Ok(Self {
+            kind,
+            device,
+            model: Some(model),
+            optim: AdamWConfig::new().init(),
+            tokens,
+            seqs: synthetic_sequences(Self::VOCAB - 5, seq_len, batch * BATCHES + 1, 7),
+            batch,
+            calls: [0; TRAINING_STEPS.len()],
+        })
+    }
+
+    pub fn settings() -> ModelSettings {
+        ModelSettings {
+            dropout: 0.0,
+            ..ModelSettings::default()
+        }
+    }
+
+    /// (batch, seq_len).
+    pub fn shape(quick: bool) -> (usize, usize) {
+        if quick {
+            (4, 16)
+        } else {
+            (32, 64)
+        }
+    }
+
+    /// Tokens per step.
+    pub fn tokens(&self) -> usize {
+        self.tokens.dims().iter().product()
+    }
+
+    /// Runs one step of `benchmark` (one of [`BENCHMARKS`]) and returns its wall-clock seconds,
+    /// ending with `device.sync()` so asynchronous backends are charged for their work. The
+    /// batch is built before the clock starts.
+    pub fn step(&mut self, benchmark: &str) -> anyhow::Result<f64> {
+        if benchmark == "forward-backward" {
+            let model = self.model.as_ref().expect("model");
+            let t = Instant::now();
+            let out = model.forward(self.tokens.clone(), None, false);
+            let last = out.hidden.last().unwrap().clone();
+            drop(last.powi_scalar(2).mean().backward());
+            sync(&self.device)?;
+            return Ok(t.elapsed().as_secs_f64());
+        }
+        let Some(k) = TRAINING_STEPS.iter().position(|s| s.0 == benchmark) else {
+            anyhow::bail!(
+                "unknown benchmark `{benchmark}`: expected one of {}",
+                BENCHMARKS.join(", ")
+            );
+        };
+        let (_, objective, fraction) = TRAINING_STEPS[k];
+        let i = self.calls[k] % BATCHES;
+        self.calls[k] += 1;
+        let batch = self
+            .seqs
+            .train_batch_sampled(objective, self.batch, i, 1, fraction);
+        let t = Instant::now();
+        let m = self.model.take().expect("model");
+        let grads = match training::try_train_step(&m, &batch, objective, &self.device) {
+            Ok((_, grads)) => grads,
+            Err(e) => {
+                self.model = Some(m);
+                anyhow::bail!("{benchmark} on {}: {e}", self.kind.name());
+            }
+        };
+        self.model = Some(self.optim.step(1e-4, m, grads));
+        sync(&self.device)?;
+        Ok(t.elapsed().as_secs_f64())
+    }
+}
+
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let settings = ModelSettings {
-        dropout: 0.0,
-        ..ModelSettings::default()
-    };
-    // The text8 vocabulary at min_count 5 plus the five special tokens.
-    let vocab = 22_541 + 5;
-    let (batch, seq_len) = if args.quick { (4, 16) } else { (32, 64) };
+    let settings = StepBench::settings();
+    let (batch, seq_len) = StepBench::shape(args.quick);
     let (warmup, repeats) = if args.quick { (1, 2) } else { (3, 10) };
     let backends: Vec<BackendKind> = if args.backend.is_some() {
         vec![super::train::backend(args)]
     } else {
         vec![BackendKind::Flex, BackendKind::Ndarray, BackendKind::Wgpu]
     };
-    let cfg = settings.to_config(vocab, seq_len);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut rows = Vec::new();
     let mut rounds = Vec::new();
     for kind in backends {
-        let device = super::backends::open_device(kind)?.autodiff();
-        let model = cfg.init(&device);
-        let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed.unwrap_or(1));
-        let ids: Vec<i64> = (0..batch * seq_len)
-            .map(|_| rng.random_range(0..22_541))
-            .collect();
-        let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [batch, seq_len]), &device);
-
-        let (median, min, max) = throughput(warmup, repeats, batch * seq_len, |_| {
-            let out = model.forward(tokens.clone(), None, false);
-            let last = out.hidden.last().unwrap().clone();
-            drop(last.powi_scalar(2).mean().backward());
-            sync(&device)
+        let mut bench = StepBench::new(kind, args.quick, args.seed.unwrap_or(1))?;
+        let tokens = bench.tokens();
+        let (median, min, max) = throughput(warmup, repeats, tokens, |_| {
+            bench.step("forward-backward").map(drop)
         })?;
         println!(
             "{:>8} forward+backward: {median:>8.0} tokens/s (min {min:.0}, max {max:.0})",
@@ -180,7 +296,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             n_layers: settings.n_layers,
             n_heads: settings.n_heads,
             d_ff: settings.d_ff,
-            vocab,
+            vocab: StepBench::VOCAB,
             batch,
             seq_len,
             repeats,
@@ -192,52 +308,26 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         };
         rows.push(row("forward-backward", (median, min, max)));
 
-        // A full masked-LM training step, head and optimiser included.
-        let seqs = synthetic_sequences(vocab - 5, seq_len, batch * (warmup + repeats) + 1, 7);
-        // In an Option so each step can move the model into the optimiser (a clone would keep a
-        // second reference to every parameter and stop in-place updates).
-        let mut model = Some(model);
-        let mut optim = AdamWConfig::new().init();
-        // A full training step per objective, head and optimiser included: masked LM, causal LM
-        // on every position (its vocabulary projection is ~6.7x larger) and causal LM on 15% of
-        // its positions (matched targets, the study's comparison with masked LM). The three are
-        // timed in turn, one step each per round, so their ratios are measured under the same
-        // conditions even on a machine whose load changes during the run.
-        let steps = [
-            ("mlm-step", Objective::Mlm, None),
-            ("clm-step", Objective::Clm, None),
-            ("clm-matched-step", Objective::Clm, Some(0.15)),
-        ];
-        let batches: Vec<Vec<_>> = steps
-            .iter()
-            .map(|&(_, objective, fraction)| {
-                (0..warmup + repeats)
-                    .map(|i| seqs.train_batch_sampled(objective, batch, i, 1, fraction))
-                    .collect()
-            })
-            .collect();
-        let mut rates: Vec<Vec<f64>> = vec![Vec::new(); steps.len()];
+        // A full training step per objective, head and optimiser included, timed in turn, one
+        // step each per round, so their ratios are measured under the same conditions even on
+        // a machine whose load changes during the run.
+        let mut rates: Vec<Vec<f64>> = vec![Vec::new(); TRAINING_STEPS.len()];
         // A step this backend cannot compute (lavapipe cannot allocate the full causal LM's
         // logits) leaves this backend's training steps out of the CSV, said on the console; the
         // other backends are still measured.
         let mut failed = None;
         'rounds: for i in 0..warmup + repeats {
             let load = load_1min();
-            for (k, &(benchmark, objective, _)) in steps.iter().enumerate() {
-                let t = Instant::now();
-                let m = model.take().expect("model");
-                let grads = match training::try_train_step(&m, &batches[k][i], objective, &device) {
-                    Ok((_, grads)) => grads,
+            for (k, &(benchmark, _, _)) in TRAINING_STEPS.iter().enumerate() {
+                let seconds = match bench.step(benchmark) {
+                    Ok(s) => s,
                     Err(e) => {
-                        failed = Some(format!("{benchmark}: {e}"));
+                        failed = Some(e.to_string());
                         break 'rounds;
                     }
                 };
-                model = Some(optim.step(1e-4, m, grads));
-                sync(&device)?;
-                let seconds = t.elapsed().as_secs_f64();
                 if i >= warmup {
-                    rates[k].push((batch * seq_len) as f64 / seconds);
+                    rates[k].push(tokens as f64 / seconds);
                     rounds.push(RoundRow {
                         backend: kind.name().into(),
                         round: i - warmup,
@@ -257,7 +347,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
         // Each causal-LM step against the masked-LM step of the same round: the paired ratio
         // of costs, robust to a load that changes between rounds.
-        for (k, &(benchmark, _, _)) in steps.iter().enumerate().skip(1) {
+        for (k, &(benchmark, _, _)) in TRAINING_STEPS.iter().enumerate().skip(1) {
             let mut r: Vec<f64> = rates[0]
                 .iter()
                 .zip(&rates[k])
@@ -272,7 +362,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 r[r.len() - 1]
             );
         }
-        for (&(benchmark, _, _), mut r) in steps.iter().zip(rates) {
+        for (&(benchmark, _, _), mut r) in TRAINING_STEPS.iter().zip(rates) {
             r.sort_by(f64::total_cmp);
             let stats = (r[r.len() / 2], r[0], r[r.len() - 1]);
             println!(
@@ -291,6 +381,45 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let out = args.out.join("bench/transformer-rounds.csv");
     output::write_csv(&out, &rounds)?;
     println!("wrote {}", out.display());
+    Ok(())
+}
+
+/// `--exp bench-transformer-steps`: one backend's [`StepBench`] serving steps on request, so
+/// that scripts/bench_transformer.sh can time burn and PyTorch step by step in turn on a
+/// machine whose speed drifts within a minute. Prints `ready` once set up, then reads one
+/// benchmark name per line of stdin and answers each with `<benchmark> <seconds>`, or with
+/// `failed <benchmark>: <why>` when this backend cannot compute that step (lavapipe and the full
+/// causal LM's logits), and goes on serving; ends at end of input. A name that is not one of
+/// [`BENCHMARKS`] is an error naming the stdin line.
+pub fn serve(args: &Args) -> anyhow::Result<()> {
+    use std::io::{BufRead, Write};
+    let mut bench = StepBench::new(
+        super::train::backend(args),
+        args.quick,
+        args.seed.unwrap_or(1),
+    )?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "ready")?;
+    out.flush()?;
+    for (n, line) in std::io::stdin().lock().lines().enumerate() {
+        let line = line?;
+        let benchmark = line.trim();
+        if benchmark.is_empty() {
+            continue;
+        }
+        if !BENCHMARKS.contains(&benchmark) {
+            anyhow::bail!(
+                "stdin line {}: unknown benchmark `{benchmark}` (expected one of {})",
+                n + 1,
+                BENCHMARKS.join(", ")
+            );
+        }
+        match bench.step(benchmark) {
+            Ok(seconds) => writeln!(out, "{benchmark} {seconds}")?,
+            Err(e) => writeln!(out, "failed {benchmark}: {e:#}")?,
+        }
+        out.flush()?;
+    }
     Ok(())
 }
 
