@@ -13,7 +13,8 @@
 # and transformer-paired.csv (step-time ratios paired by round with a bootstrap interval: flex
 # against each other backend, each causal-LM step against the masked-LM one).
 # Needs PyTorch (`pip install torch`). Arguments go to the driver: `--quick`, `--rounds N`
-# (default 20), `--also ndarray,wgpu`.
+# (default 20), `--also ndarray,wgpu`, `--torch-compile` (PyTorch with sdpa under torch.compile
+# beside eager; the committed results/bench/avx2/ CSVs were run with it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/embedlab/target}"

@@ -21,7 +21,8 @@ transformer-paired.csv says how much slower each backend's first step was (`step
 
 Backends: flex as built (vendor/ patches on), flex-upstream (the same binary with every patch
 switched off by its environment variable: burn 0.22.1's behaviour), PyTorch eager with manual
-attention and with scaled_dot_product_attention; `--also ndarray,wgpu` adds burn's others.
+attention and with scaled_dot_product_attention; `--also ndarray,wgpu` adds burn's others,
+`--torch-compile` PyTorch with sdpa under torch.compile (`cpu-compiled-sdpa`).
 Benchmarks: forward-backward and mlm-step everywhere, clm-step and clm-matched-step on burn.
 
 Writes, under --dest (atomically, only once every round has run):
@@ -51,7 +52,8 @@ import time
 BENCHMARKS = ["forward-backward", "mlm-step", "clm-step", "clm-matched-step"]
 TORCH_BENCHMARKS = BENCHMARKS[:2]
 # The order of the CSVs' rows.
-ORDER = ["flex", "flex-upstream", "ndarray", "wgpu", "cpu-eager-manual", "cpu-eager-sdpa"]
+ORDER = ["flex", "flex-upstream", "ndarray", "wgpu", "cpu-eager-manual", "cpu-eager-sdpa",
+         "cpu-compiled-sdpa"]
 # Every patch of vendor/ off: burn 0.22.1's flex (vendor/README.md lists each switch).
 UPSTREAM_ENV = {
     "FLEX_PAR_MIN_ELEMS": "18446744073709551615",
@@ -164,6 +166,9 @@ def main():
                     help="consecutive steps per turn, the first one not summarised (>= 2)")
     ap.add_argument("--quick", action="store_true", help="[4, 16] batches, for a smoke run")
     ap.add_argument("--also", default="", help="more burn backends: ndarray, wgpu")
+    ap.add_argument("--torch-compile", action="store_true",
+                    help="also PyTorch with sdpa under torch.compile (needs a C++ compiler; "
+                         "the warm-up rounds absorb the compilation)")
     a = ap.parse_args()
     rounds = a.rounds or (2 if a.quick else 20)
     if a.block < 2:
@@ -175,7 +180,7 @@ def main():
     import torch  # only for its version; the servers import it themselves
 
     framework = lambda backend: (f"pytorch {torch.__version__}"
-                                 if backend.startswith("cpu-eager") else burn)
+                                 if backend.startswith("cpu-") else burn)
     if a.from_rounds:
         with open(a.from_rounds) as f:
             steps = [(r["backend"], int(r["round"]), r["benchmark"], int(r["position"]),
@@ -197,6 +202,9 @@ def main():
     for attention in ("manual", "sdpa"):
         specs.append((f"cpu-eager-{attention}", torch_server + [attention], {},
                        TORCH_BENCHMARKS))
+    if a.torch_compile:
+        specs.append(("cpu-compiled-sdpa", torch_server + ["compiled-sdpa"], {},
+                      TORCH_BENCHMARKS))
     specs.sort(key=lambda spec: ORDER.index(spec[0]))
     servers = [Server(*spec) for spec in specs]
 

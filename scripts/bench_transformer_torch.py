@@ -120,33 +120,46 @@ def cpu_name():
     return "unknown CPU"
 
 
-def steps(fused, batch, seq):
+def steps(fused, batch, seq, compiled=False):
     """The model with `fused` attention (sdpa) or not (manual), and its two benchmarks as
-    functions of no argument that each run one step."""
+    functions of no argument that each run one step. `compiled`: the forward passes (and so,
+    through AOTAutograd, their backward) go through `torch.compile` (inductor, CPU); the
+    optimiser stays eager. The masked positions are gathered by a fixed index rather than a
+    boolean mask so the compiled graph has static shapes."""
     ids = torch.randint(0, 22_541, (batch, seq))
     model = Encoder(VOCAB, D_MODEL, LAYERS, HEADS, D_FF, seq, fused)
+    mask = torch.rand(batch, seq) < 0.15
+    targets = mask.view(-1).nonzero().squeeze(1)
+
+    def hidden_loss():
+        return model(ids).pow(2).mean()
+
+    def mlm_loss():
+        hid = model(ids).reshape(batch * seq, D_MODEL).index_select(0, targets)
+        return F.cross_entropy(model.logits(hid), ids.view(-1).index_select(0, targets))
+
+    if compiled:
+        hidden_loss, mlm_loss = torch.compile(hidden_loss), torch.compile(mlm_loss)
 
     def fwd_bwd():
         model.zero_grad(set_to_none=True)
-        model(ids).pow(2).mean().backward()
+        hidden_loss().backward()
 
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    mask = torch.rand(batch, seq) < 0.15
 
     def mlm_step():
         opt.zero_grad(set_to_none=True)
-        hid = model(ids)[mask]
-        F.cross_entropy(model.logits(hid), ids[mask]).backward()
+        mlm_loss().backward()
         opt.step()
 
     return {"forward-backward": fwd_bwd, "mlm-step": mlm_step}
 
 
-def serve(fused, batch, seq):
+def serve(fused, batch, seq, compiled):
     """`--serve`: the protocol of `experiments --exp bench-transformer-steps`, so that
     scripts/bench_transformer.sh can interleave PyTorch's steps with burn's: `ready` once set
     up, then one benchmark name per stdin line, each answered by `<benchmark> <seconds>`."""
-    fns = steps(fused, batch, seq)
+    fns = steps(fused, batch, seq, compiled)
     print("ready", flush=True)
     for n, line in enumerate(sys.stdin, 1):
         name = line.strip()
@@ -165,14 +178,15 @@ def main():
     ap.add_argument("--out", help="CSV file (default: stdout)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--serve", choices=["manual", "sdpa"],
-                    help="serve steps of this attention on stdin instead of timing them")
+    ap.add_argument("--serve", choices=["manual", "sdpa", "compiled-sdpa"],
+                    help="serve steps of this attention on stdin instead of timing them "
+                         "(compiled-sdpa: sdpa under torch.compile)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
     batch, seq = (4, 16) if a.quick else (32, 64)
     if a.serve:
-        serve(a.serve == "sdpa", batch, seq)
+        serve(a.serve != "manual", batch, seq, a.serve.startswith("compiled"))
         return
     warmup, repeats = (1, 2) if a.quick else (3, 10)
     rows = []

@@ -152,7 +152,7 @@ pub struct Args {
     /// child process each (their output in <out>/logs/). 1: one after another, in this process.
     /// 2 by default: one flex training does not keep both cores busy, and two side by side
     /// gave 1.77x the models per hour of one on a 2-core machine (results/bench/avx512/jobs.csv;
-    /// 1.40x on an AVX2 one with the flex patch, results/bench/avx2/jobs.csv).
+    /// 1.37x on an AVX2 one with the flex patches of vendor/, results/bench/avx2/jobs.csv).
     #[arg(long, default_value_t = 2)]
     pub jobs: usize,
     /// `train`: devices of the backend to train one model on, data-parallel (burn-train's
