@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Transformer training throughput, burn (flex, and ndarray/wgpu with `--also`) and PyTorch eager
 # on CPU, side by side in one run: the same model (experiments/configs/train.toml's shape,
-# dropout 0), the same [32, 64] batch shape, forward + backward of mean(h_N^2), a full masked-LM
-# AdamW step, and on burn the causal-LM steps (every position, and 15% of them).
+# dropout 0), the same [32, 64] batch shape, the forward pass alone and forward + backward of
+# mean(h_N^2), a full masked-LM AdamW step, and on burn the causal-LM steps (every position, and
+# 15% of them).
 # Each backend is a process serving one step per request, and the steps are taken in turn,
 # backend after backend, round after round (scripts/bench_transformer_interleaved.py says why:
 # this VM's speed drifts within a minute). flex runs twice from the same binary: as built

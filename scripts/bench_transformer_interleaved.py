@@ -23,7 +23,9 @@ Backends: flex as built (vendor/ patches on), flex-upstream (the same binary wit
 switched off by its environment variable: burn 0.22.1's behaviour), PyTorch eager with manual
 attention and with scaled_dot_product_attention; `--also ndarray,wgpu` adds burn's others,
 `--torch-compile` PyTorch with sdpa under torch.compile (`cpu-compiled-sdpa`).
-Benchmarks: forward-backward and mlm-step everywhere, clm-step and clm-matched-step on burn.
+Benchmarks: forward, forward-backward and mlm-step everywhere, clm-step and clm-matched-step
+on burn; `backward` in transformer-paired.csv is forward-backward's time less forward's, per
+round.
 
 Writes, under --dest (atomically, only once every round has run):
 * transformer.csv: per backend and benchmark, median, min and max tokens/s over the warm
@@ -49,8 +51,8 @@ import subprocess
 import sys
 import time
 
-BENCHMARKS = ["forward-backward", "mlm-step", "clm-step", "clm-matched-step"]
-TORCH_BENCHMARKS = BENCHMARKS[:2]
+BENCHMARKS = ["forward", "forward-backward", "mlm-step", "clm-step", "clm-matched-step"]
+TORCH_BENCHMARKS = BENCHMARKS[:3]
 # The order of the CSVs' rows.
 ORDER = ["flex", "flex-upstream", "ndarray", "wgpu", "cpu-eager-manual", "cpu-eager-sdpa",
          "cpu-compiled-sdpa"]
@@ -246,6 +248,11 @@ def summarise(steps, backends, framework, quick, dest):
     for by_round in (*warm.values(), *first.values()):
         for r, xs in by_round.items():
             by_round[r] = statistics.median(xs)
+    # The backward pass, per round: forward-backward's time less forward's.
+    for backend in backends:
+        fwd, both = warm.get((backend, "forward")), warm.get((backend, "forward-backward"))
+        if fwd and both:
+            warm[(backend, "backward")] = {r: both[r] - fwd[r] for r in both if r in fwd}
     batch, seq = (4, 16) if quick else (32, 64)
     tokens = batch * seq
     device, avx512 = cpu_name(), "true" if has_avx512() else "false"
@@ -286,7 +293,7 @@ def summarise(steps, backends, framework, quick, dest):
               + (f"; flex at {1 / med:.2f}x its tokens/s"
                  if kind == "warm" and backend != ref_backend else ""))
 
-    for benchmark in BENCHMARKS:
+    for benchmark in BENCHMARKS[:2] + ["backward"] + BENCHMARKS[2:]:
         for backend in backends:
             if backend != "flex":
                 pair("flex", benchmark, backend, benchmark)

@@ -1191,7 +1191,9 @@ fn serve_steps(stdin: &str) -> Output {
 /// answer per benchmark named on stdin, in order, with the step's seconds; blank lines skipped.
 #[test]
 fn bench_transformer_steps_answers_each_request_with_its_seconds() {
-    let o = serve_steps("forward-backward\nmlm-step\n\nclm-step\nclm-matched-step\nmlm-step\n");
+    let o = serve_steps(
+        "forward-backward\nmlm-step\n\nclm-step\nclm-matched-step\nmlm-step\nforward\n",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
@@ -1212,7 +1214,8 @@ fn bench_transformer_steps_answers_each_request_with_its_seconds() {
             "mlm-step",
             "clm-step",
             "clm-matched-step",
-            "mlm-step"
+            "mlm-step",
+            "forward"
         ]
     );
 }
@@ -1226,7 +1229,7 @@ fn bench_transformer_steps_refuses_an_unknown_benchmark_naming_its_line() {
     let err = stderr(&o);
     assert!(
         err.contains("stdin line 2: unknown benchmark `mlm_step`")
-            && err.contains("forward-backward, mlm-step, clm-step, clm-matched-step")
+            && err.contains("forward, forward-backward, mlm-step, clm-step, clm-matched-step")
             && !err.contains("panicked"),
         "{err}"
     );

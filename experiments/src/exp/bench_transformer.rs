@@ -1,8 +1,7 @@
 //! `--exp bench-transformer`: training throughput of the transformer on each burn backend,
-//! written to <out>/bench/transformer.csv (`scripts/bench_transformer.sh` files it under
-//! results/bench/<isa>/). `scripts/bench_transformer.sh` runs it beside
-//! `scripts/bench_transformer_torch.py` (the identical model in PyTorch eager on CPU) so the
-//! ratio burn/PyTorch is measured in one run.
+//! each timed on its own in this process, written to <out>/bench/transformer.csv. The
+//! comparison with PyTorch (`scripts/bench_transformer.sh`, filed under results/bench/<isa>/)
+//! takes the same steps from [`serve`] instead, in turn with PyTorch's.
 //!
 //! What is timed, per step: the forward pass of the encoder on a random `[batch, seq]` batch of
 //! token ids and the backward pass of `mean(h_N²)` (the last layer's hidden states; no LM head,
@@ -10,13 +9,13 @@
 //! (wgpu) are charged for their work. A second benchmark, `mlm-step`, times what training really
 //! does per step: masked-LM loss with the tied head over the vocabulary, backward and AdamW;
 //! `clm-step` and `clm-matched-step` the same for a causal LM on every position and on 15% of
-//! positions (no PyTorch counterpart yet).
+//! positions (no PyTorch counterpart yet). The step server also times `forward`, the first half
+//! of forward-backward.
 //! Warm-up steps (autotuning, allocation) are excluded; the median of the repeats is reported
 //! with the minimum and maximum.
 //!
-//! [`serve`] (`--exp bench-transformer-steps`) runs the same steps one per request on stdin:
-//! scripts/bench_transformer.sh takes burn's and PyTorch's steps in turn that way, because a
-//! ratio of two backends timed minutes apart on our VMs measures the VM's drift as well.
+//! [`serve`] (`--exp bench-transformer-steps`) runs these steps one per request on stdin:
+//! a ratio of two backends timed minutes apart on our VMs measures the VM's drift as well.
 
 use std::time::Instant;
 
@@ -137,8 +136,11 @@ pub fn cpu_name() -> String {
         .unwrap_or_else(|| "unknown CPU".into())
 }
 
-/// The benchmarks a [`StepBench`] times, in the order the CSV lists them.
-pub const BENCHMARKS: [&str; 4] = [
+/// The benchmarks a [`StepBench`] times, in the order the CSV lists them. `forward` is
+/// forward-backward's forward pass alone (the autodiff graph recorded, as training does, then
+/// dropped): with it the step server splits forward + backward into its two halves.
+pub const BENCHMARKS: [&str; 5] = [
+    "forward",
     "forward-backward",
     "mlm-step",
     "clm-step",
@@ -228,12 +230,17 @@ impl StepBench {
     /// ending with `device.sync()` so asynchronous backends are charged for their work. The
     /// batch is built before the clock starts.
     pub fn step(&mut self, benchmark: &str) -> anyhow::Result<f64> {
-        if benchmark == "forward-backward" {
+        if benchmark == "forward" || benchmark == "forward-backward" {
             let model = self.model.as_ref().expect("model");
             let t = Instant::now();
             let out = model.forward(self.tokens.clone(), None, false);
-            let last = out.hidden.last().unwrap().clone();
-            drop(last.powi_scalar(2).mean().backward());
+            let loss = out.hidden.last().unwrap().clone().powi_scalar(2).mean();
+            if benchmark == "forward" {
+                // Wait for the value, as backward would, then drop the recorded graph.
+                let _: f32 = loss.into_scalar();
+            } else {
+                drop(loss.backward());
+            }
             sync(&self.device)?;
             return Ok(t.elapsed().as_secs_f64());
         }
