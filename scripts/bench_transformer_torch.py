@@ -10,7 +10,7 @@ masked-LM loss over the vocabulary with the tied head, backward and AdamW on 15%
 Two attention implementations: `manual` computes softmax(QK^T/sqrt(d_k))V with the same
 operations as the burn model; `sdpa` uses torch's fused scaled_dot_product_attention, which is
 what a PyTorch user would write. Rows go to stdout (or --out) in results/bench/transformer.csv's
-columns. With `--serve manual|sdpa` it times nothing itself and runs one step per benchmark
+columns. With `--serve manual|sdpa|compiled-sdpa` it times nothing itself and runs one step per benchmark
 name read on stdin, the protocol of `experiments --exp bench-transformer-steps`: that is how
 scripts/bench_transformer.sh (scripts/bench_transformer_interleaved.py) takes PyTorch's steps
 in turn with burn's.
@@ -121,8 +121,8 @@ def cpu_name():
 
 
 def steps(fused, batch, seq, compiled=False):
-    """The model with `fused` attention (sdpa) or not (manual), and its two benchmarks as
-    functions of no argument that each run one step. `compiled`: the forward passes (and so,
+    """The model with `fused` attention (sdpa) or not (manual), and its benchmarks (forward,
+    forward-backward, mlm-step) as functions of no argument that each run one step. `compiled`: the forward passes (and so,
     through AOTAutograd, their backward) go through `torch.compile` (inductor, CPU); the
     optimiser stays eager. The masked positions are gathered by a fixed index rather than a
     boolean mask so the compiled graph has static shapes."""
