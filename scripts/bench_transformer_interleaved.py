@@ -51,6 +51,11 @@ import subprocess
 import sys
 import time
 
+# The PyTorch side's model constants, CSV columns and CPU probes, so both halves of the CSV
+# describe the same thing (it imports torch, which the driver needs for its version anyway).
+from bench_transformer_torch import (COLUMNS, D_FF, D_MODEL, HEADS, LAYERS, VOCAB, cpu_name,
+                                     has_avx512)
+
 BENCHMARKS = ["forward", "forward-backward", "mlm-step", "clm-step", "clm-matched-step"]
 TORCH_BENCHMARKS = BENCHMARKS[:3]
 # The order of the CSVs' rows.
@@ -67,9 +72,6 @@ UPSTREAM_ENV = {
 # After each step, before the next request: PyTorch's OpenMP workers and rayon's spin for a
 # moment after a parallel region, and must not steal the next process's cores.
 SETTLE_S = 0.02
-COLUMNS = ["framework", "backend", "device", "benchmark", "threads", "d_model", "n_layers",
-           "n_heads", "d_ff", "vocab", "batch", "seq_len", "repeats", "median_tokens_per_s",
-           "min_tokens_per_s", "max_tokens_per_s", "avx512", "load_1min"]
 
 
 class Server:
@@ -114,20 +116,6 @@ def burn_version(lock="Cargo.lock"):
     with open(lock) as f:
         m = re.search(r'name = "burn"\nversion = "([^"]+)"', f.read())
     return f"burn {m.group(1)}" if m else "burn"
-
-
-def cpu_name():
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
-
-
-def has_avx512():
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("flags"):
-            return "avx512f" in line.split()
-    return False
 
 
 def median_ci(values, resamples=2000, seed=1):
@@ -179,7 +167,7 @@ def main():
     quick = ["--quick"] if a.quick else []
     here = os.path.dirname(os.path.abspath(__file__))
     burn = burn_version(os.path.join(here, "..", "Cargo.lock"))
-    import torch  # only for its version; the servers import it themselves
+    import torch  # for its version
 
     framework = lambda backend: (f"pytorch {torch.__version__}"
                                  if backend.startswith("cpu-") else burn)
@@ -265,8 +253,8 @@ def summarise(steps, backends, framework, quick, dest):
             loads = [x[5] for x in steps if x[0] == backend and x[2] == benchmark]
             summary.append(dict(
                 framework=framework(backend), backend=backend, device=device, benchmark=benchmark,
-                threads=os.cpu_count(), d_model=128, n_layers=4, n_heads=4, d_ff=512,
-                vocab=22_546, batch=batch, seq_len=seq, repeats=len(rates),
+                threads=os.cpu_count(), d_model=D_MODEL, n_layers=LAYERS, n_heads=HEADS,
+                d_ff=D_FF, vocab=VOCAB, batch=batch, seq_len=seq, repeats=len(rates),
                 median_tokens_per_s=statistics.median(rates), min_tokens_per_s=rates[0],
                 max_tokens_per_s=rates[-1], avx512=avx512,
                 load_1min=statistics.median(loads)))
