@@ -177,3 +177,84 @@ fn log_softmax_of_vocabulary_rows_matches_f64() {
         }
     }
 }
+
+/// Broadcast and strided binary ops (`vendor/burn-flex/src/par.rs`'s `nest_apply_inplace` and
+/// `nest_map`, split across threads and AVX2-built): each element is the plain f32 operation
+/// on its two operands, bit for bit, for every pattern a layer norm or a bias add makes (per-row
+/// `[n, d] op [n, 1]`, per-column `[n, d] op [1, d]`, the broadcast side on the left), written
+/// into a uniquely owned operand and into a new buffer (operands still held elsewhere), on a
+/// transposed operand, at a size that is split (rows of 100 elements, so the 8K-element tasks
+/// start mid-row) and at one that is not.
+#[test]
+fn broadcast_binary_ops_are_the_plain_f32_operations_element_by_element() {
+    let device = Device::flex();
+    for rows in [7, 3 * 32_768 / 100 + 3] {
+        let d = 100;
+        let x: Vec<f32> = (0..rows * d)
+            .map(|i| ((i as f32 * 0.618_034).fract() - 0.5) * 12.0)
+            .collect();
+        let r: Vec<f32> = (0..rows)
+            .map(|i| 0.5 + (i as f32 * 0.37).sin().abs())
+            .collect();
+        let c: Vec<f32> = (0..d).map(|j| 1.5 - (j as f32 * 0.11).cos()).collect();
+        let t2 = |v: &[f32], s: [usize; 2]| {
+            Tensor::<2>::from_data(TensorData::new(v.to_vec(), s), &device)
+        };
+        let xt = t2(&x, [rows, d]);
+        let rt = t2(&r, [rows, 1]);
+        let ct = t2(&c, [1, d]);
+        let want = |f: &dyn Fn(f32, f32) -> f32, by_row: bool| -> Vec<f32> {
+            (0..rows * d)
+                .map(|i| f(x[i], if by_row { r[i / d] } else { c[i % d] }))
+                .collect()
+        };
+        let got = |t: Tensor<2>| t.into_data().try_into_vec::<f32>().unwrap();
+        let what = |s: &str| format!("{s}, {rows} rows");
+        // `xt.clone()` keeps a second reference, so these take the allocating path...
+        assert_bits_equal(
+            &got(xt.clone() - rt.clone()),
+            &want(&|a, b| a - b, true),
+            &what("x - row"),
+        );
+        assert_bits_equal(
+            &got(xt.clone() / rt.clone()),
+            &want(&|a, b| a / b, true),
+            &what("x / row"),
+        );
+        assert_bits_equal(
+            &got(xt.clone() * ct.clone()),
+            &want(&|a, b| a * b, false),
+            &what("x * col"),
+        );
+        assert_bits_equal(
+            &got(rt.clone() - xt.clone()),
+            &want(&|a, b| b - a, true),
+            &what("row - x"),
+        );
+        // ...and a fresh operand is written in place (the lhs, or the rhs when the lhs is the
+        // broadcast one).
+        assert_bits_equal(
+            &got(t2(&x, [rows, d]) / rt.clone()),
+            &want(&|a, b| a / b, true),
+            &what("x /= row"),
+        );
+        assert_bits_equal(
+            &got(t2(&x, [rows, d]) + ct.clone()),
+            &want(&|a, b| a + b, false),
+            &what("x += col"),
+        );
+        assert_bits_equal(
+            &got(ct.clone() - t2(&x, [rows, d])),
+            &want(&|a, b| b - a, false),
+            &what("col - x, into x"),
+        );
+        // A transposed operand: x^T (a strided view) times itself contiguous.
+        let xtt = t2(&x, [rows, d]).transpose();
+        let dense: Vec<f32> = (0..d * rows)
+            .map(|k| x[(k % rows) * d + k / rows])
+            .collect();
+        let want_t: Vec<f32> = dense.iter().map(|&a| a * a - 1.0 / a).collect();
+        let prod = xtt.clone() * t2(&dense, [d, rows]) - t2(&dense, [d, rows]).recip();
+        assert_bits_equal(&got(prod), &want_t, &what("x^T * dense - 1 / dense"));
+    }
+}

@@ -20,6 +20,8 @@
 #[cfg(feature = "rayon")]
 use rayon::prelude::*;
 
+use crate::zip::ZipNest;
+
 /// Fewest elements a loop needs before it is split: four tasks of [`CHUNK`]. A task's 8K `exp`s
 /// cost ~40 µs, against ~2-5 µs to hand it to another thread.
 pub(crate) const MIN_ELEMS: usize = 1 << 15;
@@ -74,6 +76,19 @@ fn avx2() -> bool {
 #[cfg(not(all(target_arch = "x86_64", feature = "std")))]
 fn avx2() -> bool {
     false
+}
+
+/// Whether broadcast and strided binary ops go through [`nest_apply_inplace`] and [`nest_map`]
+/// (the default) or flex 0.22.1's sequential baseline loops in `zip.rs` (`FLEX_SEQ_BROADCAST=1`,
+/// read once, so that one binary can measure both).
+#[cfg(feature = "std")]
+fn split_broadcast() -> bool {
+    static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *V.get_or_init(|| std::env::var("FLEX_SEQ_BROADCAST").map_or(true, |v| v != "1"))
+}
+#[cfg(not(feature = "std"))]
+fn split_broadcast() -> bool {
+    true
 }
 
 // The sequential loops, each in two builds: as the crate is compiled, and with AVX2 + FMA
@@ -136,6 +151,87 @@ multiversion! {
         for (i, o) in input.chunks(row_len).zip(output.chunks_mut(row_len)) {
             f(i, o);
         }
+    }
+    fn nest_update<D, S, F>(nest: &ZipNest, start: usize, dst: &mut [D], src: &[S], f: &F)
+    where [D: Copy, S: Copy, F: Fn(D, S) -> D] {
+        // `dst` holds output elements start.. of a dense destination; `src` is walked by the
+        // nest's rhs side. The inner-loop specializations are zip_apply_inplace's.
+        let (len, _, r_st) = nest.inner();
+        let mut done = 0;
+        let mut skip = start % len;
+        nest.for_runs_from(start / len, |_, rb| {
+            let n = (len - skip).min(dst.len() - done);
+            let d = &mut dst[done..done + n];
+            match r_st {
+                1 => {
+                    for (x, &y) in d.iter_mut().zip(&src[rb + skip..rb + skip + n]) {
+                        *x = f(*x, y);
+                    }
+                }
+                0 => {
+                    let y = src[rb];
+                    for x in d.iter_mut() {
+                        *x = f(*x, y);
+                    }
+                }
+                _ => {
+                    for (i, x) in d.iter_mut().enumerate() {
+                        *x = f(*x, src[rb + (skip + i) * r_st as usize]);
+                    }
+                }
+            }
+            done += n;
+            skip = 0;
+            done < dst.len()
+        });
+    }
+    fn nest_fill<L, R, O, F>(
+        nest: &ZipNest,
+        start: usize,
+        out: &mut [core::mem::MaybeUninit<O>],
+        lhs: &[L],
+        rhs: &[R],
+        f: &F
+    )
+    where [L: Copy, R: Copy, F: Fn(L, R) -> O] {
+        // `out` holds output elements start.., in row-major order; the inner-loop
+        // specializations are zip::zip_map's.
+        let (len, l_st, r_st) = nest.inner();
+        let mut done = 0;
+        let mut skip = start % len;
+        nest.for_runs_from(start / len, |lb, rb| {
+            let n = (len - skip).min(out.len() - done);
+            let o = &mut out[done..done + n];
+            match (l_st, r_st) {
+                (1, 1) => {
+                    let (a, b) = (&lhs[lb + skip..lb + skip + n], &rhs[rb + skip..rb + skip + n]);
+                    for ((o, &x), &y) in o.iter_mut().zip(a).zip(b) {
+                        o.write(f(x, y));
+                    }
+                }
+                (1, 0) => {
+                    let y = rhs[rb];
+                    for (o, &x) in o.iter_mut().zip(&lhs[lb + skip..lb + skip + n]) {
+                        o.write(f(x, y));
+                    }
+                }
+                (0, 1) => {
+                    let x = lhs[lb];
+                    for (o, &y) in o.iter_mut().zip(&rhs[rb + skip..rb + skip + n]) {
+                        o.write(f(x, y));
+                    }
+                }
+                _ => {
+                    for (i, o) in o.iter_mut().enumerate() {
+                        let k = skip + i;
+                        o.write(f(lhs[lb + k * l_st as usize], rhs[rb + k * r_st as usize]));
+                    }
+                }
+            }
+            done += n;
+            skip = 0;
+            done < out.len()
+        });
     }
 }
 
@@ -275,6 +371,72 @@ pub(crate) fn zip_map_kernel<K: Kernel2>(a: &[f32], b: &[f32], k: K) -> alloc::v
     out
 }
 
+/// [`crate::zip::zip_apply_inplace`] (the broadcast and strided binary ops that write into a
+/// uniquely owned operand: `x - mean`, `x / std`, `y + bias`), split across threads by ranges
+/// of [`CHUNK`] output elements above [`min_elems`] and compiled for AVX2 where the CPU has it.
+/// flex ran these single-threaded in baseline SSE code; a layer norm's forward and backward
+/// are mostly such ops. `dst` must be dense from index 0 over the nest (what
+/// `ZipNest::lhs_is_dense_from_zero` checks), and `op` gets `(dst value, src value)`.
+pub(crate) fn nest_apply_inplace<D, S, F>(nest: &ZipNest, dst: &mut [D], src: &[S], op: F)
+where
+    D: Copy + Send + Sync,
+    S: Copy + Sync,
+    F: Fn(D, S) -> D + Sync + Send,
+{
+    if nest.ndim == 0 || nest.shape[..nest.ndim].contains(&0) || !split_broadcast() {
+        return crate::zip::zip_apply_inplace(nest, dst, src, op);
+    }
+    let numel: usize = nest.shape[..nest.ndim].iter().product();
+    let dst = &mut dst[..numel];
+    #[cfg(feature = "rayon")]
+    if numel >= min_elems() {
+        dst.par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(i, c)| dispatch!(nest_update(nest, i * CHUNK, c, src, &op)));
+        return;
+    }
+    dispatch!(nest_update(nest, 0, dst, src, &op))
+}
+
+/// [`crate::zip::zip_map`] (a broadcast or strided binary op into a new buffer), split across
+/// threads by ranges of [`CHUNK`] output elements above [`min_elems`] and compiled for AVX2
+/// where the CPU has it. `None` where `zip_map` would give `None` (a layout it cannot collapse).
+pub(crate) fn nest_map<L, R, O, F>(
+    lhs: &[L],
+    lhs_layout: &crate::layout::Layout,
+    rhs: &[R],
+    rhs_layout: &crate::layout::Layout,
+    op: F,
+) -> Option<alloc::vec::Vec<O>>
+where
+    L: Copy + Sync,
+    R: Copy + Sync,
+    O: Send,
+    F: Fn(L, R) -> O + Sync + Send,
+{
+    let numel = lhs_layout.num_elements();
+    let nest = crate::zip::collapse_for_zip(lhs_layout, rhs_layout)?;
+    if numel == 0 || nest.ndim == 0 || !split_broadcast() {
+        return crate::zip::zip_map(lhs, lhs_layout, rhs, rhs_layout, op);
+    }
+    let mut out = alloc::vec::Vec::with_capacity(numel);
+    let spare = &mut out.spare_capacity_mut()[..numel];
+    #[cfg(feature = "rayon")]
+    if numel >= min_elems() {
+        spare
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(i, c)| dispatch!(nest_fill(&nest, i * CHUNK, c, lhs, rhs, &op)));
+    } else {
+        dispatch!(nest_fill(&nest, 0, spare, lhs, rhs, &op));
+    }
+    #[cfg(not(feature = "rayon"))]
+    dispatch!(nest_fill(&nest, 0, spare, lhs, rhs, &op));
+    // SAFETY: `nest_fill` wrote each of the first numel elements, in row-major order.
+    unsafe { out.set_len(numel) };
+    Some(out)
+}
+
 /// Runs `f` on every row of `input` / `output` (rows of `row_len` elements), compiled for AVX2
 /// where the CPU has it, split across threads by groups of rows of about 64K elements.
 pub(crate) fn rows<F>(input: &[f32], output: &mut [f32], row_len: usize, f: F)
@@ -324,6 +486,67 @@ mod tests {
             let mut inplace = a.clone();
             zip_inplace(&mut inplace, &b, g);
             assert_eq!(inplace, want_zip);
+        }
+    }
+
+    /// The split, AVX2-built broadcast/strided loops ([`nest_apply_inplace`], [`nest_map`])
+    /// give exactly the sequential `zip.rs` loops' results, for each inner-loop specialization
+    /// (row broadcast `[n, d] op [n, 1]`, column broadcast `[n, d] op [1, d]`, a broadcast on
+    /// the left, a transposed operand, a scalar), below and above the threshold, with runs
+    /// that do not divide the chunk and chunks that start mid-run.
+    #[test]
+    fn split_nest_loops_equal_sequential_ones() {
+        use crate::layout::Layout;
+        use burn_std::Shape;
+        let contiguous = |s: &[usize]| Layout::contiguous(Shape::from(s.to_vec()));
+        // `small` expanded to `full`: stride 0 on its size-1 dims, as `expand` does.
+        let expanded = |small: &[usize], full: &[usize]| {
+            let mut strides = contiguous(small).strides().to_vec();
+            for d in 0..small.len() {
+                if small[d] == 1 && full[d] != 1 {
+                    strides[d] = 0;
+                }
+            }
+            Layout::new(Shape::from(full.to_vec()), strides, 0)
+        };
+        let g = |x: f32, y: f32| x * libm::erff(y) - y.exp();
+        let data = |n: usize, k: f32| -> Vec<f32> {
+            (0..n).map(|i| ((i as f32 + k) * 0.37).sin() * 3.0).collect()
+        };
+        for rows in [5, 301, 3 * MIN_ELEMS / 100 + 7] {
+            let d = 100;
+            let full = [rows, d];
+            let cases: Vec<(Layout, Layout, usize, usize)> = vec![
+                (contiguous(&full), expanded(&[rows, 1], &full), rows * d, rows),
+                (contiguous(&full), expanded(&[1, d], &full), rows * d, d),
+                (expanded(&[rows, 1], &full), contiguous(&full), rows, rows * d),
+                (
+                    contiguous(&full),
+                    contiguous(&[d, rows]).transpose(0, 1),
+                    rows * d,
+                    rows * d,
+                ),
+                (contiguous(&[rows * d]), expanded(&[1], &[rows * d]), rows * d, 1),
+                (
+                    contiguous(&[rows, 2, 50]),
+                    expanded(&[rows, 1, 50], &[rows, 2, 50]),
+                    rows * d,
+                    rows * 50,
+                ),
+            ];
+            for (k, (ll, rl, ln, rn)) in cases.into_iter().enumerate() {
+                let (a, b) = (data(ln, 0.0), data(rn, 1.5));
+                let want = crate::zip::zip_map(&a, &ll, &b, &rl, g).unwrap();
+                assert_eq!(nest_map(&a, &ll, &b, &rl, g).unwrap(), want, "map {k} rows {rows}");
+                let nest = crate::zip::collapse_for_zip(&ll, &rl).unwrap();
+                if nest.lhs_is_dense_from_zero() {
+                    let (mut seq, mut split) = (a.clone(), a.clone());
+                    crate::zip::zip_apply_inplace(&nest, &mut seq, &b, g);
+                    nest_apply_inplace(&nest, &mut split, &b, g);
+                    assert_eq!(split, seq, "in place {k} rows {rows}");
+                    assert_eq!(split, want, "in place vs map {k} rows {rows}");
+                }
+            }
         }
     }
 }

@@ -113,6 +113,55 @@ impl ZipNest {
             }
         }
     }
+
+    /// The number of innermost runs: the product of the outer collapsed dims.
+    pub fn runs(&self) -> usize {
+        self.shape[..self.ndim.saturating_sub(1)].iter().product()
+    }
+
+    /// Like [`Self::for_each_run`] but starting at run `first` (runs numbered in row-major
+    /// order) and stopping after the run for which `f` returns false or after the last run,
+    /// so that the runs can be shared out among threads (embedlab patch, `crate::par`).
+    /// Must not be called when `ndim == 0`, when any dim is empty or when `first` is not below
+    /// [`Self::runs`].
+    #[inline(always)]
+    pub fn for_runs_from(&self, first: usize, mut f: impl FnMut(usize, usize) -> bool) {
+        debug_assert!(self.ndim >= 1 && first < self.runs());
+        let outer = self.ndim - 1;
+        let mut idx = [0usize; ZIP_MAX_RANK];
+        let mut lhs_base = self.lhs_offset as isize;
+        let mut rhs_base = self.rhs_offset as isize;
+        // Unravel `first` over the outer dims (mixed radix, last outer dim fastest).
+        let mut rest = first;
+        for d in (0..outer).rev() {
+            idx[d] = rest % self.shape[d];
+            rest /= self.shape[d];
+            lhs_base += idx[d] as isize * self.lhs_strides[d];
+            rhs_base += idx[d] as isize * self.rhs_strides[d];
+        }
+        loop {
+            if !f(lhs_base as usize, rhs_base as usize) {
+                return;
+            }
+            let mut d = outer;
+            loop {
+                if d == 0 {
+                    // Every outer dim rolled over: that was the last run.
+                    return;
+                }
+                d -= 1;
+                idx[d] += 1;
+                lhs_base += self.lhs_strides[d];
+                rhs_base += self.rhs_strides[d];
+                if idx[d] < self.shape[d] {
+                    break;
+                }
+                idx[d] = 0;
+                lhs_base -= (self.shape[d] as isize) * self.lhs_strides[d];
+                rhs_base -= (self.shape[d] as isize) * self.rhs_strides[d];
+            }
+        }
+    }
 }
 
 /// Jointly collapse two same-shape layouts into the minimum-rank

@@ -179,7 +179,7 @@ where
     {
         let rhs_storage: &[E] = rhs.storage();
         let lhs_storage: &mut [E] = lhs.storage_mut();
-        crate::zip::zip_apply_inplace(&nest, lhs_storage, rhs_storage, &op);
+        crate::par::nest_apply_inplace(&nest, lhs_storage, rhs_storage, &op);
         return lhs;
     }
     if rhs.is_unique()
@@ -188,7 +188,7 @@ where
     {
         let lhs_storage: &[E] = lhs.storage();
         let rhs_storage: &mut [E] = rhs.storage_mut();
-        crate::zip::zip_apply_inplace(&nest, rhs_storage, lhs_storage, |r, l| op(l, r));
+        crate::par::nest_apply_inplace(&nest, rhs_storage, lhs_storage, |r, l| op(l, r));
         return rhs;
     }
 
@@ -214,7 +214,7 @@ where
         // fall through to the per-element StridedIter odometer.
         _ => {
             if let Some(result) =
-                crate::zip::zip_map(lhs_storage, lhs.layout(), rhs_storage, rhs.layout(), &op)
+                crate::par::nest_map(lhs_storage, lhs.layout(), rhs_storage, rhs.layout(), &op)
             {
                 result
             } else if lhs.layout().num_dims() == 2 {
