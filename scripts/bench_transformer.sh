@@ -15,7 +15,9 @@
 # against each other backend, each causal-LM step against the masked-LM one).
 # Needs PyTorch (`pip install torch`). Arguments go to the driver: `--quick`, `--rounds N`
 # (default 20), `--also ndarray,wgpu`, `--torch-compile` (PyTorch with sdpa under torch.compile
-# beside eager; the committed results/bench/avx2/ CSVs were run with it).
+# beside eager; the committed results/bench/avx2/ CSVs were run with it), `--parts` (forward +
+# backward of each part of the model alone, flex against PyTorch eager, into
+# transformer-parts*.csv; committed with `--parts --rounds 30`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/embedlab/target}"

@@ -25,7 +25,11 @@ attention and with scaled_dot_product_attention; `--also ndarray,wgpu` adds burn
 `--torch-compile` PyTorch with sdpa under torch.compile (`cpu-compiled-sdpa`).
 Benchmarks: forward, forward-backward and mlm-step everywhere, clm-step and clm-matched-step
 on burn; `backward` in transformer-paired.csv is forward-backward's time less forward's, per
-round.
+round. With `--parts`, instead, forward + backward of each part of the model alone
+(embedding, layer-norm, attention, feed-forward; `identity`, the loss and backward pass
+alone, is the control) on flex and PyTorch eager, to locate where forward-backward's gap
+lies; the same three files are then named transformer-parts*.csv, and
+transformer-parts-sum.csv adds the parts up as one forward-backward runs them, less the control.
 
 Writes, under --dest (atomically, only once every round has run):
 * transformer.csv: per backend and benchmark, median, min and max tokens/s over the warm
@@ -58,6 +62,11 @@ from bench_transformer_torch import (COLUMNS, D_FF, D_MODEL, HEADS, LAYERS, VOCA
 
 BENCHMARKS = ["forward", "forward-backward", "mlm-step", "clm-step", "clm-matched-step"]
 TORCH_BENCHMARKS = BENCHMARKS[:3]
+# `--parts`: forward + backward of one part of the model alone (PARTS in
+# experiments/src/exp/bench_transformer.rs), flex against PyTorch eager, to locate a gap.
+PARTS = ["identity", "embedding", "layer-norm", "attention", "feed-forward"]
+# How many times one forward-backward runs each part (4 blocks, 2 layer norms each).
+PART_COUNTS = {"embedding": 1, "layer-norm": 8, "attention": 4, "feed-forward": 4}
 # The order of the CSVs' rows.
 ORDER = ["flex", "flex-upstream", "ndarray", "wgpu", "cpu-eager-manual", "cpu-eager-sdpa",
          "cpu-compiled-sdpa"]
@@ -68,6 +77,7 @@ UPSTREAM_ENV = {
     "FLEX_LIBM": "1",
     "BURN_AUTODIFF_DECOMPOSE": "1",
     "FLEX_BYTE_EMPTY": "1",
+    "FLEX_SEQ_BROADCAST": "1",
 }
 # After each step, before the next request: PyTorch's OpenMP workers and rayon's spin for a
 # moment after a parallel region, and must not steal the next process's cores.
@@ -156,6 +166,10 @@ def main():
                     help="consecutive steps per turn, the first one not summarised (>= 2)")
     ap.add_argument("--quick", action="store_true", help="[4, 16] batches, for a smoke run")
     ap.add_argument("--also", default="", help="more burn backends: ndarray, wgpu")
+    ap.add_argument("--parts", action="store_true",
+                    help="time the model's parts (embedding, layer-norm, attention, "
+                         "feed-forward: forward + backward each) on flex and PyTorch eager "
+                         "instead, into transformer-parts*.csv")
     ap.add_argument("--torch-compile", action="store_true",
                     help="also PyTorch with sdpa under torch.compile (needs a C++ compiler; "
                          "the warm-up rounds absorb the compilation)")
@@ -171,27 +185,32 @@ def main():
 
     framework = lambda backend: (f"pytorch {torch.__version__}"
                                  if backend.startswith("cpu-") else burn)
+    if a.parts and (a.torch_compile or a.also):
+        sys.exit("error: --parts times flex and PyTorch eager only (no --torch-compile, --also)")
     if a.from_rounds:
         with open(a.from_rounds) as f:
             steps = [(r["backend"], int(r["round"]), r["benchmark"], int(r["position"]),
                       float(r["seconds"]), float(r["load_1min"])) for r in csv.DictReader(f)]
         backends = [b for b in ORDER if any(x[0] == b for x in steps)]
-        summarise(steps, backends, framework, a.quick, a.dest)
+        parts = any(x[2] in PARTS for x in steps)
+        summarise(steps, backends, framework, a.quick, a.dest, PARTS if parts else BENCHMARKS)
         return
     if not a.bin:
         sys.exit("error: --bin (the experiments binary) is needed to time anything")
     step_server = [a.bin, "--exp", "bench-transformer-steps", *quick, "--backend"]
     torch_server = [sys.executable, os.path.join(here, "bench_transformer_torch.py"), *quick,
                     "--serve"]
-    specs = [("flex", step_server + ["flex"], {}, BENCHMARKS),
-             ("flex-upstream", step_server + ["flex"], UPSTREAM_ENV, BENCHMARKS)]
+    benchmarks = PARTS if a.parts else BENCHMARKS
+    specs = [("flex", step_server + ["flex"], {}, benchmarks)]
+    if not a.parts:
+        specs.append(("flex-upstream", step_server + ["flex"], UPSTREAM_ENV, BENCHMARKS))
     for extra in filter(None, a.also.split(",")):
         if extra not in ("ndarray", "wgpu"):
             sys.exit(f"error: --also {extra}: expected ndarray or wgpu")
         specs.append((extra, step_server + [extra], {}, BENCHMARKS))
     for attention in ("manual", "sdpa"):
         specs.append((f"cpu-eager-{attention}", torch_server + [attention], {},
-                       TORCH_BENCHMARKS))
+                       PARTS if a.parts else TORCH_BENCHMARKS))
     if a.torch_compile:
         specs.append(("cpu-compiled-sdpa", torch_server + ["compiled-sdpa"], {},
                       TORCH_BENCHMARKS))
@@ -201,7 +220,7 @@ def main():
     steps = []  # (backend, round, benchmark, position in block, seconds, load)
     for r in range(warmup + rounds):
         load = os.getloadavg()[0]
-        for benchmark in BENCHMARKS:
+        for benchmark in benchmarks:
             who = [s for s in servers if benchmark in s.benchmarks]
             k = r % len(who) if who else 0
             for s in who[k:] + who[:k]:
@@ -222,12 +241,12 @@ def main():
     # A backend that failed a benchmark mid-run has that benchmark left out entirely.
     complete = {(s.backend, b) for s in servers for b in s.benchmarks}
     steps = [x for x in steps if (x[0], x[2]) in complete]
-    summarise(steps, [s.backend for s in servers], framework, a.quick, a.dest)
+    summarise(steps, [s.backend for s in servers], framework, a.quick, a.dest, benchmarks)
 
 
-def summarise(steps, backends, framework, quick, dest):
+def summarise(steps, backends, framework, quick, dest, benchmarks):
     """The three CSVs from the timed steps (backend, round, benchmark, position in block,
-    seconds, load)."""
+    seconds, load): transformer*.csv for BENCHMARKS, transformer-parts*.csv for PARTS."""
     warm, first = {}, {}  # (backend, benchmark) -> round -> seconds
     for backend, r, benchmark, position, sec, _ in steps:
         to = warm if position else first
@@ -246,7 +265,7 @@ def summarise(steps, backends, framework, quick, dest):
     device, avx512 = cpu_name(), "true" if has_avx512() else "false"
     summary, paired = [], []
     for backend in backends:
-        for benchmark in BENCHMARKS:
+        for benchmark in benchmarks:
             if (backend, benchmark) not in warm:
                 continue
             rates = sorted(tokens / x for x in warm_steps[(backend, benchmark)])
@@ -281,7 +300,8 @@ def summarise(steps, backends, framework, quick, dest):
               + (f"; flex at {1 / med:.2f}x its tokens/s"
                  if kind == "warm" and backend != ref_backend else ""))
 
-    for benchmark in BENCHMARKS[:2] + ["backward"] + BENCHMARKS[2:]:
+    for benchmark in (benchmarks if benchmarks is PARTS
+                      else BENCHMARKS[:2] + ["backward"] + BENCHMARKS[2:]):
         for backend in backends:
             if backend != "flex":
                 pair("flex", benchmark, backend, benchmark)
@@ -289,25 +309,50 @@ def summarise(steps, backends, framework, quick, dest):
         for benchmark in ("clm-step", "clm-matched-step"):
             pair(backend, benchmark, backend, "mlm-step")
     for backend in backends:
-        for benchmark in BENCHMARKS:
+        for benchmark in benchmarks:
             pair(backend, benchmark, backend, benchmark, first, "first/warm")
 
     os.makedirs(dest, exist_ok=True)
+    name = "transformer-parts" if benchmarks is PARTS else "transformer"
     written = [
-        write_csv(os.path.join(dest, "transformer.csv"), summary, COLUMNS),
-        write_csv(os.path.join(dest, "transformer-rounds.csv"),
+        write_csv(os.path.join(dest, f"{name}.csv"), summary, COLUMNS),
+        write_csv(os.path.join(dest, f"{name}-rounds.csv"),
                   [dict(backend=b, round=r, benchmark=m, position=p, seconds=x, load_1min=l)
                    for b, r, m, p, x, l in steps],
                   ["backend", "round", "benchmark", "position", "seconds", "load_1min"]),
-        write_csv(os.path.join(dest, "transformer-paired.csv"), paired,
+        write_csv(os.path.join(dest, f"{name}-paired.csv"), paired,
                   ["backend", "benchmark", "reference_backend", "reference_benchmark", "steps",
                    "rounds",
                    "median_time_ratio", "ci_low", "ci_high", "min_time_ratio",
                    "max_time_ratio", "rounds_below_1", "sign_test_p", "device", "avx512"]),
     ]
+    if benchmarks is PARTS:
+        written.append(write_csv(os.path.join(dest, "transformer-parts-sum.csv"),
+                                 parts_sum(warm_steps, backends, device, avx512),
+                                 ["backend", "parts_ms", "control_ms", "net_ms", "device",
+                                  "avx512"]))
     for path in written:
         os.replace(path + ".tmp", path)
         print(f"wrote {path}")
+
+
+def parts_sum(warm_steps, backends, device, avx512):
+    """Per backend, the parts' median warm step times summed as often as one forward-backward
+    runs each (PART_COUNTS), and the same less as many `identity` controls (the loss, the
+    backward pass's fixed cost): what the parts alone would cost a whole forward-backward."""
+    rows = []
+    for backend in backends:
+        ms = {b: 1e3 * statistics.median(warm_steps[(backend, b)])
+              for b in PARTS if (backend, b) in warm_steps}
+        if len(ms) < len(PARTS):
+            continue
+        total = sum(n * ms[b] for b, n in PART_COUNTS.items())
+        control = sum(PART_COUNTS.values()) * ms["identity"]
+        rows.append(dict(backend=backend, parts_ms=total, control_ms=control,
+                         net_ms=total - control, device=device, avx512=avx512))
+        print(f"{backend}: parts {total:.1f} ms, less {sum(PART_COUNTS.values())} controls "
+              f"{total - control:.1f} ms")
+    return rows
 
 
 if __name__ == "__main__":

@@ -122,7 +122,9 @@ def cpu_name():
 
 def steps(fused, batch, seq, compiled=False):
     """The model with `fused` attention (sdpa) or not (manual), and its benchmarks (forward,
-    forward-backward, mlm-step) as functions of no argument that each run one step. `compiled`: the forward passes (and so,
+    forward-backward, mlm-step, then the parts embedding, layer-norm, attention and
+    feed-forward, and the control `identity`, which stay eager under `compiled`) as functions of no argument that each run
+    one step. `compiled`: the forward passes (and so,
     through AOTAutograd, their backward) go through `torch.compile` (inductor, CPU); the
     optimiser stays eager. The masked positions are gathered by a fixed index rather than a
     boolean mask so the compiled graph has static shapes."""
@@ -157,7 +159,25 @@ def steps(fused, batch, seq, compiled=False):
         mlm_loss().backward()
         opt.step()
 
-    return {"forward": fwd, "forward-backward": fwd_bwd, "mlm-step": mlm_step}
+    # The parts of `experiments --exp bench-transformer-steps` (PARTS in bench_transformer.rs):
+    # forward + backward of the embeddings, or of the first block's attention layer norm,
+    # self-attention or feed-forward layer alone on a fixed input that requires a gradient;
+    # `identity`, the control, times the loss and backward pass alone.
+    blk = model.blocks[0]
+    hidden = (torch.rand(batch, seq, D_MODEL) * 2 - 1) * math.sqrt(3)  # uniform, variance 1
+    layers = {"identity": lambda x: x,
+              "embedding": lambda _: model.tok(ids) + model.pos(torch.arange(seq))[None],
+              "layer-norm": blk.n1, "attention": blk.attn,
+              "feed-forward": lambda x: blk.ff_out(F.gelu(blk.ff_in(x)))}
+
+    def part(layer):
+        def run():
+            model.zero_grad(set_to_none=True)
+            layer(hidden.detach().requires_grad_()).pow(2).mean().backward()
+        return run
+
+    return {"forward": fwd, "forward-backward": fwd_bwd, "mlm-step": mlm_step,
+            **{name: part(layer) for name, layer in layers.items()}}
 
 
 def serve(fused, batch, seq, compiled):
@@ -197,7 +217,7 @@ def main():
     rows = []
     for fused in (False, True):
         name = "sdpa" if fused else "manual"
-        for bench, fn in steps(fused, batch, seq).items():
+        for bench, fn in list(steps(fused, batch, seq).items())[:3]:
             med, lo, hi = timed(fn, warmup, repeats, batch * seq)
             print(f"pytorch {name:>6} {bench}: {med:8.0f} tokens/s (min {lo:.0f}, max {hi:.0f})",
                   file=sys.stderr)

@@ -1192,7 +1192,8 @@ fn serve_steps(stdin: &str) -> Output {
 #[test]
 fn bench_transformer_steps_answers_each_request_with_its_seconds() {
     let o = serve_steps(
-        "forward-backward\nmlm-step\n\nclm-step\nclm-matched-step\nmlm-step\nforward\n",
+        "forward-backward\nmlm-step\n\nclm-step\nclm-matched-step\nmlm-step\nforward\n\
+         identity\nembedding\nlayer-norm\nattention\nfeed-forward\n",
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
@@ -1215,7 +1216,12 @@ fn bench_transformer_steps_answers_each_request_with_its_seconds() {
             "clm-step",
             "clm-matched-step",
             "mlm-step",
-            "forward"
+            "forward",
+            "identity",
+            "embedding",
+            "layer-norm",
+            "attention",
+            "feed-forward"
         ]
     );
 }

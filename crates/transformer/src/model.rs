@@ -230,7 +230,8 @@ impl Block {
         }
     }
 
-    fn feed_forward(&self, x: Tensor<3>) -> Tensor<3> {
+    /// The feed-forward layer, `W_2 gelu(W_1 x + b_1) + b_2` (no layer norm, no residual).
+    pub fn feed_forward(&self, x: Tensor<3>) -> Tensor<3> {
         rows(
             &self.ff_out,
             self.dropout

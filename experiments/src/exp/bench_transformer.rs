@@ -138,13 +138,36 @@ pub fn cpu_name() -> String {
 
 /// The benchmarks a [`StepBench`] times, in the order the CSV lists them. `forward` is
 /// forward-backward's forward pass alone (the autodiff graph recorded, as training does, then
-/// dropped): with it the step server splits forward + backward into its two halves.
-pub const BENCHMARKS: [&str; 5] = [
+/// dropped): with it the step server splits forward + backward into its two halves. The last
+/// five are [`PARTS`].
+pub const BENCHMARKS: [&str; 10] = [
     "forward",
     "forward-backward",
     "mlm-step",
     "clm-step",
     "clm-matched-step",
+    "identity",
+    "embedding",
+    "layer-norm",
+    "attention",
+    "feed-forward",
+];
+
+/// Forward + backward of one part of the model alone, to locate where forward-backward's time
+/// goes (scripts/bench_transformer_interleaved.py `--parts` takes them in turn with PyTorch's):
+/// the token and position embeddings; the first block's attention layer norm, its
+/// self-attention and its feed-forward layer (no layer norm in either), each on one fixed
+/// `[batch, seq, d_model]` input that requires a gradient, as a block's input does in training.
+/// Loss `mean(y²)`, as forward-backward's. One forward-backward runs the embeddings once and
+/// each of the others four times (layer norm eight), plus the residual additions. `identity`
+/// is the control: the loss and its backward on the input itself, what each part's time
+/// includes besides the part (and a framework's fixed cost per backward pass).
+pub const PARTS: [&str; 5] = [
+    "identity",
+    "embedding",
+    "layer-norm",
+    "attention",
+    "feed-forward",
 ];
 
 /// The training steps among [`BENCHMARKS`]: objective and causal-LM target fraction. Masked LM;
@@ -172,6 +195,8 @@ pub struct StepBench {
     optim: ModuleOptimizer,
     /// The forward-backward benchmark's batch: random ids over the text8 vocabulary.
     tokens: Tensor<2, Int>,
+    /// The input of the [`PARTS`] benchmarks: `[batch, seq, d_model]`, uniform with variance 1.
+    hidden: Tensor<3>,
     seqs: Sequences,
     batch: usize,
     /// How many steps of each training benchmark have run: which batch comes next.
@@ -193,12 +218,19 @@ impl StepBench {
             .map(|_| rng.random_range(0..22_541))
             .collect();
         let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [batch, seq_len]), &device);
+        let d_model = cfg.d_model;
+        let hidden: Vec<f32> = (0..batch * seq_len * d_model)
+            .map(|_| rng.random_range(-3f32.sqrt()..3f32.sqrt()))
+            .collect();
+        let hidden =
+            Tensor::<3>::from_data(TensorData::new(hidden, [batch, seq_len, d_model]), &device);
         Ok(Self {
             kind,
             device,
             model: Some(model),
             optim: AdamWConfig::new().init(),
             tokens,
+            hidden,
             seqs: synthetic_sequences(Self::VOCAB - 5, seq_len, batch * BATCHES + 1, 7),
             batch,
             calls: [0; TRAINING_STEPS.len()],
@@ -241,6 +273,30 @@ impl StepBench {
             } else {
                 drop(loss.backward());
             }
+            sync(&self.device)?;
+            return Ok(t.elapsed().as_secs_f64());
+        }
+        if PARTS.contains(&benchmark) {
+            let model = self.model.as_ref().expect("model");
+            let block = &model.blocks[0];
+            let t = Instant::now();
+            let out = if benchmark == "embedding" {
+                let [b, s] = self.tokens.dims();
+                let positions = Tensor::<1, Int>::arange(0..s as i64, &self.device)
+                    .reshape([1, s])
+                    .expand([b, s]);
+                model.token_embedding.forward(self.tokens.clone())
+                    + model.position_embedding.forward(positions)
+            } else {
+                let x = self.hidden.clone().require_grad();
+                match benchmark {
+                    "identity" => x,
+                    "layer-norm" => block.norm_attention.forward(x),
+                    "attention" => block.attention.forward(x, None, false),
+                    _ => block.feed_forward(x),
+                }
+            };
+            drop(out.powi_scalar(2).mean().backward());
             sync(&self.device)?;
             return Ok(t.elapsed().as_secs_f64());
         }
