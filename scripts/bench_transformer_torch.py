@@ -120,7 +120,7 @@ def cpu_name():
     return "unknown CPU"
 
 
-def steps(fused, batch, seq, compiled=False):
+def steps(fused, batch, seq, compiled=False, layers=LAYERS):
     """The model with `fused` attention (sdpa) or not (manual), and its benchmarks (forward,
     forward-backward, mlm-step, then the parts embedding, layer-norm, attention and
     feed-forward, and the control `identity`, which stay eager under `compiled`) as functions of no argument that each run
@@ -129,7 +129,7 @@ def steps(fused, batch, seq, compiled=False):
     optimiser stays eager. The masked positions are gathered by a fixed index rather than a
     boolean mask so the compiled graph has static shapes."""
     ids = torch.randint(0, 22_541, (batch, seq))
-    model = Encoder(VOCAB, D_MODEL, LAYERS, HEADS, D_FF, seq, fused)
+    model = Encoder(VOCAB, D_MODEL, layers, HEADS, D_FF, seq, fused)
     mask = torch.rand(batch, seq) < 0.15
     targets = mask.view(-1).nonzero().squeeze(1)
 
@@ -180,11 +180,11 @@ def steps(fused, batch, seq, compiled=False):
             **{name: part(layer) for name, layer in layers.items()}}
 
 
-def serve(fused, batch, seq, compiled):
+def serve(fused, batch, seq, compiled, layers=LAYERS):
     """`--serve`: the protocol of `experiments --exp bench-transformer-steps`, so that
     scripts/bench_transformer.sh can interleave PyTorch's steps with burn's: `ready` once set
     up, then one benchmark name per stdin line, each answered by `<benchmark> <seconds>`."""
-    fns = steps(fused, batch, seq, compiled)
+    fns = steps(fused, batch, seq, compiled, layers)
     print("ready", flush=True)
     for n, line in enumerate(sys.stdin, 1):
         name = line.strip()
@@ -206,12 +206,16 @@ def main():
     ap.add_argument("--serve", choices=["manual", "sdpa", "compiled-sdpa"],
                     help="serve steps of this attention on stdin instead of timing them "
                          "(compiled-sdpa: sdpa under torch.compile)")
+    ap.add_argument("--layers", type=int, default=LAYERS,
+                    help="with --serve: blocks in the model (scripts/bench_depth.py)")
     a = ap.parse_args()
+    if a.layers < 1:
+        sys.exit(f"error: --layers {a.layers}: the model needs at least 1 block")
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
     batch, seq = (4, 16) if a.quick else (32, 64)
     if a.serve:
-        serve(a.serve != "manual", batch, seq, a.serve.startswith("compiled"))
+        serve(a.serve != "manual", batch, seq, a.serve.startswith("compiled"), a.layers)
         return
     warmup, repeats = (1, 2) if a.quick else (3, 10)
     rows = []

@@ -145,6 +145,10 @@ pub struct Args {
     /// Continue a training run from its last checkpoint.
     #[arg(long)]
     pub resume: bool,
+    /// `bench-transformer-steps`: blocks in the benchmark model (default 4, the paper model's),
+    /// for scripts/bench_depth.py, which asks whether flex's gap to PyTorch grows with depth.
+    #[arg(long)]
+    pub layers: Option<usize>,
     /// Training threads, overriding the config's.
     #[arg(long)]
     pub threads: Option<usize>,
@@ -225,7 +229,7 @@ impl Experiment {
                 "config", "corpus", "out", "seed", "quick", "threads", "model",
             ],
             BenchTransformer => &["out", "seed", "backend", "quick"],
-            BenchTransformerSteps => &["seed", "backend", "quick"],
+            BenchTransformerSteps => &["seed", "backend", "quick", "layers"],
             Backends => &["config", "corpus", "out", "seed", "backend", "quick"],
             Analogy | Similarity | Layers | Qkv | Frozen | Objective | Contextuality | Dynamics
             | All => PAPER,

@@ -1164,6 +1164,11 @@ fn bench_transformer_alternates_the_objectives_within_each_round() {
 
 /// `bench-transformer-steps` with `stdin` piped in: its stdout and its exit.
 fn serve_steps(stdin: &str) -> Output {
+    serve_steps_with(&[], stdin)
+}
+
+/// [`serve_steps`] with more flags.
+fn serve_steps_with(flags: &[&str], stdin: &str) -> Output {
     use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_experiments"))
         .args([
@@ -1173,6 +1178,7 @@ fn serve_steps(stdin: &str) -> Output {
             "--backend",
             "flex",
         ])
+        .args(flags)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -1224,6 +1230,26 @@ fn bench_transformer_steps_answers_each_request_with_its_seconds() {
             "feed-forward"
         ]
     );
+}
+
+/// `--layers` sets the benchmark model's depth (scripts/bench_depth.py): one block serves
+/// steps; zero blocks is refused before `ready`, naming the flag.
+#[test]
+fn bench_transformer_steps_takes_the_depth_and_refuses_zero_layers() {
+    let o = serve_steps_with(&["--layers", "1"], "forward-backward\nlayer-norm\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let names: Vec<&str> = out.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(names, ["ready", "forward-backward", "layer-norm"], "{out}");
+
+    let o = serve_steps_with(&["--layers", "0"], "forward-backward\n");
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("--layers 0: n_layers must be at least 1, got 0") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(!stdout(&o).contains("ready"), "{}", stdout(&o));
 }
 
 /// A name that is no benchmark stops the server with its stdin line; what came before was

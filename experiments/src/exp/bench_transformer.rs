@@ -209,8 +209,25 @@ impl StepBench {
 
     /// `quick`: a [4, 16] batch instead of [32, 64].
     pub fn new(kind: BackendKind, quick: bool, seed: u64) -> anyhow::Result<Self> {
+        Self::with_layers(kind, quick, seed, Self::settings().n_layers)
+    }
+
+    /// [`Self::new`] with `n_layers` blocks instead of the default model's.
+    pub fn with_layers(
+        kind: BackendKind,
+        quick: bool,
+        seed: u64,
+        n_layers: usize,
+    ) -> anyhow::Result<Self> {
         let (batch, seq_len) = Self::shape(quick);
-        let cfg = Self::settings().to_config(Self::VOCAB, seq_len);
+        let settings = ModelSettings {
+            n_layers,
+            ..Self::settings()
+        };
+        settings
+            .validate()
+            .map_err(|e| anyhow::anyhow!("--layers {n_layers}: {e}"))?;
+        let cfg = settings.to_config(Self::VOCAB, seq_len);
         let device = super::backends::open_device(kind)?.autodiff();
         let model = cfg.init(&device);
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
@@ -456,10 +473,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 /// [`BENCHMARKS`] is an error naming the stdin line.
 pub fn serve(args: &Args) -> anyhow::Result<()> {
     use std::io::{BufRead, Write};
-    let mut bench = StepBench::new(
+    let mut bench = StepBench::with_layers(
         super::train::backend(args),
         args.quick,
         args.seed.unwrap_or(1),
+        args.layers.unwrap_or(StepBench::settings().n_layers),
     )?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "ready")?;
