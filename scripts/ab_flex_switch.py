@@ -16,7 +16,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_transformer_interleaved import (SETTLE_S, Server, cpu_name, has_avx512, median_ci,
+from bench_transformer_interleaved import (DEFAULT_BIN, SETTLE_S, Server, cpu_name, has_avx512, median_ci,
                                            sign_test)
 
 
@@ -24,9 +24,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--switch", required=True, metavar="NAME=VALUE",
                     help="the environment variable that turns the patch off")
-    ap.add_argument("--bin", default=os.path.join(
-        os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/embedlab/target")),
-        "debug", "experiments"))
+    ap.add_argument("--bin", default=DEFAULT_BIN, help="the experiments binary")
     ap.add_argument("--benchmarks", default="forward,forward-backward,mlm-step")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=2)

@@ -16,15 +16,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_transformer_interleaved import (SETTLE_S, Server, cpu_name, has_avx512, median_ci,
+from bench_transformer_interleaved import (DEFAULT_BIN, SETTLE_S, Server, cpu_name, has_avx512, median_ci,
                                            sign_test, write_csv)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin", default=os.path.join(
-        os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/embedlab/target")),
-        "debug", "experiments"))
+    ap.add_argument("--bin", default=DEFAULT_BIN, help="the experiments binary")
     ap.add_argument("--layers", default="1,2,4,8")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)

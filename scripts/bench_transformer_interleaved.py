@@ -79,6 +79,11 @@ UPSTREAM_ENV = {
     "FLEX_BYTE_EMPTY": "1",
     "FLEX_SEQ_BROADCAST": "1",
 }
+# The experiments binary that `cargo build -p experiments` leaves (scripts/bench_transformer.sh's
+# CARGO_TARGET_DIR default), for the scripts that start step servers themselves.
+DEFAULT_BIN = os.path.join(
+    os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/embedlab/target")),
+    "debug", "experiments")
 # After each step, before the next request: PyTorch's OpenMP workers and rayon's spin for a
 # moment after a parallel region, and must not steal the next process's cores.
 SETTLE_S = 0.02
