@@ -369,13 +369,7 @@ impl Transformer {
         pad: Option<Tensor<2, Bool>>,
         causal: bool,
     ) -> EncoderOutput {
-        let [b, t] = tokens.dims();
-        let device = tokens.device();
-        let positions = Tensor::<1, Int>::arange(0..t as i64, &device)
-            .reshape([1, t])
-            .expand([b, t]);
-        let x = self.token_embedding.forward(tokens) + self.position_embedding.forward(positions);
-        let mut hidden = vec![x];
+        let mut hidden = vec![self.embed(tokens)];
         for block in &self.blocks {
             let x = block.forward(
                 self.embedding_dropout
@@ -386,6 +380,15 @@ impl Transformer {
             hidden.push(x);
         }
         EncoderOutput { hidden }
+    }
+
+    /// Layer 0 of [`Self::forward`]: token plus position embeddings, `[batch, seq, d_model]`.
+    pub fn embed(&self, tokens: Tensor<2, Int>) -> Tensor<3> {
+        let [b, t] = tokens.dims();
+        let positions = Tensor::<1, Int>::arange(0..t as i64, &tokens.device())
+            .reshape([1, t])
+            .expand([b, t]);
+        self.token_embedding.forward(tokens) + self.position_embedding.forward(positions)
     }
 
     /// Vocabulary logits for hidden states `[n, d_model]` taken from the last layer.

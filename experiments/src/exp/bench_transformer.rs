@@ -298,12 +298,7 @@ impl StepBench {
             let block = &model.blocks[0];
             let t = Instant::now();
             let out = if benchmark == "embedding" {
-                let [b, s] = self.tokens.dims();
-                let positions = Tensor::<1, Int>::arange(0..s as i64, &self.device)
-                    .reshape([1, s])
-                    .expand([b, s]);
-                model.token_embedding.forward(self.tokens.clone())
-                    + model.position_embedding.forward(positions)
+                model.embed(self.tokens.clone())
             } else {
                 let x = self.hidden.clone().require_grad();
                 match benchmark {
