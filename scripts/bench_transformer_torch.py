@@ -79,8 +79,11 @@ class Encoder(nn.Module):
         self.final = nn.LayerNorm(d)
         self.bias = nn.Parameter(torch.zeros(vocab))
 
+    def embed(self, ids):
+        return self.tok(ids) + self.pos(torch.arange(ids.shape[1]))[None]
+
     def forward(self, ids):
-        x = self.tok(ids) + self.pos(torch.arange(ids.shape[1]))[None]
+        x = self.embed(ids)
         for blk in self.blocks:
             x = blk(x)
         return x
@@ -165,10 +168,9 @@ def steps(fused, batch, seq, compiled=False, layers=LAYERS):
     # `identity`, the control, times the loss and backward pass alone.
     blk = model.blocks[0]
     hidden = (torch.rand(batch, seq, D_MODEL) * 2 - 1) * math.sqrt(3)  # uniform, variance 1
-    layers = {"identity": lambda x: x,
-              "embedding": lambda _: model.tok(ids) + model.pos(torch.arange(seq))[None],
-              "layer-norm": blk.n1, "attention": blk.attn,
-              "feed-forward": lambda x: blk.ff_out(F.gelu(blk.ff_in(x)))}
+    parts = {"identity": lambda x: x, "embedding": lambda _: model.embed(ids),
+             "layer-norm": blk.n1, "attention": blk.attn,
+             "feed-forward": lambda x: blk.ff_out(F.gelu(blk.ff_in(x)))}
 
     def part(layer):
         def run():
@@ -177,7 +179,7 @@ def steps(fused, batch, seq, compiled=False, layers=LAYERS):
         return run
 
     return {"forward": fwd, "forward-backward": fwd_bwd, "mlm-step": mlm_step,
-            **{name: part(layer) for name, layer in layers.items()}}
+            **{name: part(layer) for name, layer in parts.items()}}
 
 
 def serve(fused, batch, seq, compiled, layers=LAYERS):
