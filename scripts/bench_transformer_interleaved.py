@@ -78,6 +78,7 @@ UPSTREAM_ENV = {
     "BURN_AUTODIFF_DECOMPOSE": "1",
     "FLEX_BYTE_EMPTY": "1",
     "FLEX_SEQ_BROADCAST": "1",
+    "FLEX_GEMM_OUT_FILL": "0",
 }
 # The experiments binary that `cargo build -p experiments` leaves (scripts/bench_transformer.sh's
 # CARGO_TARGET_DIR default), for the scripts that start step servers themselves.
