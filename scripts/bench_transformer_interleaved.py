@@ -79,6 +79,9 @@ UPSTREAM_ENV = {
     "FLEX_BYTE_EMPTY": "1",
     "FLEX_SEQ_BROADCAST": "1",
     "FLEX_GEMM_OUT_FILL": "0",
+    # Not a patch of burn's: our binary's thread setup (`backend::main_thread_in_pool`), off so
+    # that flex-upstream is flex as a burn program gets it by default.
+    "EMBEDLAB_RAYON_DEFAULT": "1",
 }
 # The experiments binary that `cargo build -p experiments` leaves (scripts/bench_transformer.sh's
 # CARGO_TARGET_DIR default), for the scripts that start step servers themselves.

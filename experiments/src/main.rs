@@ -36,6 +36,11 @@ fn main() -> ExitCode {
     // creates "by default" (a loaded optimiser state) lands on another backend. Experiments that
     // compare every backend pin the default one, flex, unless one is named.
     transformer::backend::pin_default_device(exp::train::backend(&args));
+    // After the environment is set, since it starts the pool's thread. Speed only: a run goes
+    // on with rayon's default pool if this cannot be done.
+    if let Err(e) = transformer::backend::main_thread_in_pool() {
+        eprintln!("warning: {e}");
+    }
     if args.exp.writes() {
         if let Err(e) = paths::check_out(&args.out) {
             eprintln!("error: {e:#}");
