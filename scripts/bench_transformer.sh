@@ -7,8 +7,8 @@
 # Each backend is a process serving one step per request, and the steps are taken in turn,
 # backend after backend, round after round (scripts/bench_transformer_interleaved.py says why:
 # this VM's speed drifts within a minute). flex runs twice from the same binary: as built
-# (vendor/ patches on) and with every patch switched off by its environment variable
-# (`flex-upstream`: burn 0.22.1's behaviour).
+# (vendor/ patches on) and with every patch switched off by its environment variable, and
+# rayon's default pool (`flex-upstream`: burn 0.22.1's behaviour, as a burn program gets it).
 # Writes results/bench/<isa>/ (isa: avx512 or avx2, from /proc/cpuinfo) transformer.csv (median,
 # min, max tokens/s, the CPU, its AVX-512, the load), transformer-rounds.csv (every timed step)
 # and transformer-paired.csv (step-time ratios paired by round with a bootstrap interval: flex

@@ -19,8 +19,9 @@ runs such a step. The first steps are kept in transformer-rounds.csv (`position`
 transformer-paired.csv says how much slower each backend's first step was (`steps` =
 `first/warm`).
 
-Backends: flex as built (vendor/ patches on), flex-upstream (the same binary with every patch
-switched off by its environment variable: burn 0.22.1's behaviour), PyTorch eager with manual
+Backends: flex as built (vendor/ patches on, the calling thread in rayon's pool), flex-upstream
+(the same binary with every patch switched off by its environment variable and rayon's default
+pool: burn 0.22.1's behaviour, as a burn program gets it), PyTorch eager with manual
 attention and with scaled_dot_product_attention; `--also ndarray,wgpu` adds burn's others,
 `--torch-compile` PyTorch with sdpa under torch.compile (`cpu-compiled-sdpa`).
 Benchmarks: forward, forward-backward and mlm-step everywhere, clm-step and clm-matched-step

@@ -207,7 +207,9 @@ pub fn keep_freed_memory() {
 /// thread as a worker the same way.
 ///
 /// The pool keeps a thread of its own beside the caller, so work another thread hands to the
-/// pool while the caller waits outside rayon (burn-train's per-device workers) is still done.
+/// pool while the caller waits outside rayon (burn-train's per-device workers under
+/// `--devices N`) is still done, by that thread alone: a multi-device run on the CPU, which only
+/// splits each step (flex has one device), loses a thread to this.
 pub fn main_thread_in_pool() -> Result<bool, String> {
     if std::env::var_os("EMBEDLAB_RAYON_DEFAULT").is_some_and(|v| v == "1") {
         return Ok(false);
