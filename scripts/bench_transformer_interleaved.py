@@ -75,6 +75,7 @@ ORDER = ["flex", "flex-upstream", "ndarray", "wgpu", "cpu-eager-manual", "cpu-ea
 UPSTREAM_ENV = {
     "FLEX_PAR_MIN_ELEMS": "18446744073709551615",
     "FLEX_NO_AVX2": "1",
+    "FLEX_NO_AVX512": "1",
     "FLEX_LIBM": "1",
     "BURN_AUTODIFF_DECOMPOSE": "1",
     "FLEX_BYTE_EMPTY": "1",

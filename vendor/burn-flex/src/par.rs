@@ -1,5 +1,5 @@
-//! Element-wise loops split across rayon's pool above a small size and compiled for AVX2 where
-//! the CPU has it (embedlab patch, see `vendor/README.md`; an upstream candidate).
+//! Element-wise loops split across rayon's pool above a small size and compiled for AVX2, or
+//! AVX-512, where the CPU has it (embedlab patch, see `vendor/README.md`; an upstream candidate).
 //!
 //! flex runs a closure-based element-wise kernel (`unary_op`, `binary_op`, `scalar_op`) on the
 //! calling thread whatever its size; only the SIMD add/sub/mul/div kernels split, above 4M
@@ -11,9 +11,10 @@
 //!
 //! The crate is compiled for the baseline x86-64 (SSE2), so a loop the compiler vectorizes does
 //! 4 lanes at a time at best. Each loop here is also built with AVX2 + FMA enabled and chosen at
-//! run time, so straight-line closures (`crate::vmath`'s exp and erf) run 8 lanes at a time.
+//! run time, so straight-line closures (`crate::vmath`'s exp and erf) run 8 lanes at a time, and
+//! with AVX-512 F/VL/BW/DQ as well, for 16 lanes where the CPU has those.
 //!
-//! Neither changes a result: an element is computed by the same closure from the same inputs
+//! None of this changes a result: an element is computed by the same closure from the same inputs
 //! whichever thread and whichever build runs it (Rust never contracts `a * b + c` into an FMA,
 //! and libm calls stay calls), so results are bit-identical to the sequential baseline loops.
 
@@ -78,6 +79,26 @@ fn avx2() -> bool {
     false
 }
 
+/// Whether the loops below run compiled for AVX-512 (F, VL, BW, DQ) on top of AVX2 + FMA
+/// (detected once at run time). `FLEX_NO_AVX512=1` keeps the AVX2 build, `FLEX_NO_AVX2=1` the
+/// baseline one, so one binary can measure each.
+#[cfg(all(target_arch = "x86_64", feature = "std"))]
+fn avx512() -> bool {
+    static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *V.get_or_init(|| {
+        avx2()
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::env::var("FLEX_NO_AVX512").map_or(true, |v| v != "1")
+    })
+}
+#[cfg(not(all(target_arch = "x86_64", feature = "std")))]
+fn avx512() -> bool {
+    false
+}
+
 /// Whether broadcast and strided binary ops go through [`nest_apply_inplace`] and [`nest_map`]
 /// (the default) or flex 0.22.1's sequential baseline loops in `zip.rs` (`FLEX_SEQ_BROADCAST=1`,
 /// read once, so that one binary can measure both).
@@ -109,6 +130,19 @@ macro_rules! multiversion {
                 /// The CPU must have AVX2 and FMA.
                 #[cfg(target_arch = "x86_64")]
                 #[target_feature(enable = "avx2,fma")]
+                pub(super) unsafe fn $name<$($g),*>($($arg: $ty),*) where $($w)* {
+                    super::$name($($arg),*)
+                }
+            )*
+        }
+        mod avx512_build {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                /// # Safety
+                /// The CPU must have AVX2, FMA and AVX-512 F, VL, BW and DQ.
+                #[cfg(target_arch = "x86_64")]
+                #[target_feature(enable = "avx2,fma,avx512f,avx512vl,avx512bw,avx512dq")]
                 pub(super) unsafe fn $name<$($g),*>($($arg: $ty),*) where $($w)* {
                     super::$name($($arg),*)
                 }
@@ -235,11 +269,15 @@ multiversion! {
     }
 }
 
-/// Calls the AVX2 build of a loop where the CPU has it, the baseline build otherwise.
+/// Calls the AVX-512 build of a loop where the CPU has it, else the AVX2 build where it has that,
+/// else the baseline build.
 #[cfg(target_arch = "x86_64")]
 macro_rules! dispatch {
     ($name:ident($($arg:expr),*)) => {
-        if avx2() {
+        if avx512() {
+            // SAFETY: avx512() checked that the CPU has AVX2, FMA and those AVX-512 parts.
+            unsafe { avx512_build::$name($($arg),*) }
+        } else if avx2() {
             // SAFETY: avx2() checked that the CPU has AVX2 and FMA.
             unsafe { avx2_build::$name($($arg),*) }
         } else {
