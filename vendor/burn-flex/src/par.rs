@@ -112,42 +112,39 @@ fn split_broadcast() -> bool {
     true
 }
 
-// The sequential loops, each in two builds: as the crate is compiled, and with AVX2 + FMA
-// enabled, so that a closure of straight-line arithmetic (`crate::vmath`'s exp and erf, a GELU)
-// inlines into 8-lane code. Rust never fuses `a * b + c` into an FMA on its own, and libm calls
-// stay the same calls, so both builds compute every element to the same bits.
+// The sequential loops, each in three builds: as the crate is compiled, with AVX2 + FMA enabled
+// and with AVX-512 on top, so that a closure of straight-line arithmetic (`crate::vmath`'s exp
+// and erf, a GELU) inlines into 8- or 16-lane code. Rust never fuses `a * b + c` into an FMA on
+// its own, and libm calls stay the same calls, so every build computes each element to the same
+// bits.
 macro_rules! multiversion {
+    // One build of every loop, compiled with `$features` enabled.
+    (@build $module:ident, $features:literal, $cpu:literal;
+     $(fn $name:ident<$($g:ident),*>($($arg:ident: $ty:ty),*) where [$($w:tt)*])*) => {
+        mod $module {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                /// # Safety
+                #[doc = concat!("The CPU must have ", $cpu, ".")]
+                #[cfg(target_arch = "x86_64")]
+                #[target_feature(enable = $features)]
+                pub(super) unsafe fn $name<$($g),*>($($arg: $ty),*) where $($w)* {
+                    super::$name($($arg),*)
+                }
+            )*
+        }
+    };
     ($(fn $name:ident<$($g:ident),*>($($arg:ident: $ty:ty),*) where [$($w:tt)*] $body:block)*) => {
         $(
             #[inline(always)]
             fn $name<$($g),*>($($arg: $ty),*) where $($w)* $body
         )*
-        mod avx2_build {
-            #[allow(unused_imports)]
-            use super::*;
-            $(
-                /// # Safety
-                /// The CPU must have AVX2 and FMA.
-                #[cfg(target_arch = "x86_64")]
-                #[target_feature(enable = "avx2,fma")]
-                pub(super) unsafe fn $name<$($g),*>($($arg: $ty),*) where $($w)* {
-                    super::$name($($arg),*)
-                }
-            )*
-        }
-        mod avx512_build {
-            #[allow(unused_imports)]
-            use super::*;
-            $(
-                /// # Safety
-                /// The CPU must have AVX2, FMA and AVX-512 F, VL, BW and DQ.
-                #[cfg(target_arch = "x86_64")]
-                #[target_feature(enable = "avx2,fma,avx512f,avx512vl,avx512bw,avx512dq")]
-                pub(super) unsafe fn $name<$($g),*>($($arg: $ty),*) where $($w)* {
-                    super::$name($($arg),*)
-                }
-            )*
-        }
+        multiversion!(@build avx2_build, "avx2,fma", "AVX2 and FMA";
+            $(fn $name<$($g),*>($($arg: $ty),*) where [$($w)*])*);
+        multiversion!(@build avx512_build, "avx2,fma,avx512f,avx512vl,avx512bw,avx512dq",
+            "AVX2, FMA and AVX-512 F, VL, BW and DQ";
+            $(fn $name<$($g),*>($($arg: $ty),*) where [$($w)*])*);
     };
 }
 

@@ -19,7 +19,7 @@ fn byte_empty() -> bool {
     false
 }
 
-/// `FLEX_GEMM_OUT_FILL=<f32>`: [`FlexTensor::written_by`] fills its buffer with this value
+/// `FLEX_GEMM_OUT_FILL=<f32>`: [`UninitTensor::new`] fills its buffer with this value
 /// before the matmul writes it (read once). `0` is flex 0.22.1's zeroed `empty`, to measure the
 /// change; `NaN` poisons the buffer, so that a test shows no element is left unwritten or read
 /// before it is written.
@@ -38,6 +38,64 @@ fn gemm_out_fill() -> Option<f32> {
 #[cfg(not(feature = "std"))]
 fn gemm_out_fill() -> Option<f32> {
     None
+}
+
+/// A contiguous tensor under construction whose every element a kernel stores before anything
+/// reads it, so its buffer is not zeroed first (embedlab patch, see `vendor/README.md`).
+///
+/// Why: [`FlexTensor::empty`] zero-fills, and a matmul then overwrites every zero (gemm is called
+/// with `read_dst = false`, which never reads the destination). That memset ran on the calling
+/// thread while the other cores idled: 4.5% of a masked-LM step's time in an A/B. The buffer is
+/// a `Vec<T>` with capacity and no length until [`UninitTensor::assume_init`], and the kernel
+/// sees it as `MaybeUninit<T>`, so no reference to uninitialised memory is ever made.
+/// `FLEX_GEMM_OUT_FILL=0` zero-fills it first, as `empty` did, so that one binary measures both.
+pub(crate) struct UninitTensor<T> {
+    buf: Vec<T>,
+    shape: Shape,
+    dtype: DType,
+}
+
+impl<T: bytemuck::Pod + Send + Sync> UninitTensor<T> {
+    pub(crate) fn new(shape: Shape, dtype: DType) -> Self {
+        assert_eq!(
+            dtype_size(dtype),
+            core::mem::size_of::<T>(),
+            "UninitTensor: dtype width"
+        );
+        let n = shape.num_elements();
+        let mut buf: Vec<T> = Vec::with_capacity(n);
+        if let Some(fill) = gemm_out_fill() {
+            // The dtype's width was asserted above, so each cast is of equal sizes.
+            let value: T = match dtype {
+                DType::F32 => bytemuck::try_cast(fill).ok(),
+                DType::F64 => bytemuck::try_cast(fill as f64).ok(),
+                DType::F16 => bytemuck::try_cast(f16::from_f32(fill)).ok(),
+                _ => None,
+            }
+            .unwrap_or_else(T::zeroed);
+            buf.resize(n, value);
+            buf.clear();
+        }
+        Self { buf, shape, dtype }
+    }
+
+    /// The `shape.num_elements()` elements, in row-major order, for the kernel to store.
+    pub(crate) fn as_uninit_mut(&mut self) -> &mut [core::mem::MaybeUninit<T>] {
+        let n = self.shape.num_elements();
+        &mut self.buf.spare_capacity_mut()[..n]
+    }
+
+    /// # Safety
+    /// Every element of [`UninitTensor::as_uninit_mut`] must have been stored.
+    pub(crate) unsafe fn assume_init(mut self) -> FlexTensor {
+        // SAFETY: the caller's contract: all n elements were stored.
+        unsafe { self.buf.set_len(self.shape.num_elements()) };
+        FlexTensor::new(
+            Bytes::from_elems(self.buf),
+            Layout::contiguous(self.shape),
+            self.dtype,
+        )
+    }
 }
 
 /// CPU tensor primitive for the Flex backend.
@@ -285,49 +343,6 @@ impl FlexTensor {
             layout,
             dtype,
         }
-    }
-
-    /// A contiguous tensor of `shape` whose elements `write` stores through the pointer it is
-    /// given, without zeroing the buffer first (embedlab patch, see `vendor/README.md`).
-    ///
-    /// Why: [`FlexTensor::empty`] zero-fills, and a matmul then overwrites every zero (gemm is
-    /// called with `read_dst = false`, which never reads the destination). That memset ran on the
-    /// calling thread, the other cores idle, at ~3% of a training step's CPU time. The buffer is
-    /// a `Vec<T>` with capacity and no length until `write` returns, so no reference to
-    /// uninitialised memory is ever made. `FLEX_GEMM_OUT_FILL=0` zero-fills it first, as `empty`
-    /// did, so one binary measures both.
-    ///
-    /// # Safety
-    /// `write` must store every one of the `shape.num_elements()` elements before it returns,
-    /// and must not read an element before storing it.
-    pub(crate) unsafe fn written_by<T: bytemuck::Pod + Send + Sync>(
-        shape: Shape,
-        dtype: DType,
-        write: impl FnOnce(*mut T),
-    ) -> Self {
-        assert_eq!(
-            dtype_size(dtype),
-            core::mem::size_of::<T>(),
-            "written_by: dtype width"
-        );
-        let n = shape.num_elements();
-        let mut buf: Vec<T> = Vec::with_capacity(n);
-        if let Some(fill) = gemm_out_fill() {
-            // The dtype's width was asserted above, so each cast is of equal sizes.
-            let value: T = match dtype {
-                DType::F32 => bytemuck::try_cast(fill).ok(),
-                DType::F64 => bytemuck::try_cast(fill as f64).ok(),
-                DType::F16 => bytemuck::try_cast(f16::from_f32(fill)).ok(),
-                _ => None,
-            }
-            .unwrap_or_else(T::zeroed);
-            buf.resize(n, value);
-            buf.clear();
-        }
-        write(buf.as_mut_ptr());
-        // SAFETY: the caller's contract: `write` stored all n elements.
-        unsafe { buf.set_len(n) };
-        Self::new(Bytes::from_elems(buf), Layout::contiguous(shape), dtype)
     }
 
     /// Create a tensor filled with zeros.

@@ -10,6 +10,7 @@ use alloc::vec::Vec;
 use burn_backend::{DType, Element};
 use burn_std::{Bytes, Shape, bf16, f16};
 
+use crate::tensor::UninitTensor;
 use crate::{FlexTensor, Layout};
 
 /// Types that can be used with gemm-based matmul.
@@ -261,43 +262,32 @@ fn matmul_2d_strided<T: GemmScalar>(lhs: FlexTensor, rhs: FlexTensor) -> FlexTen
     let rhs_ptr = unsafe { rhs_data.as_ptr().add(rhs.layout().start_offset()) };
 
     let out_shape = Shape::from(vec![m, n]);
+    let mut output = UninitTensor::<T>::new(out_shape, T::dtype());
+    let out_data = output.as_uninit_mut();
+
     let parallelism = get_parallelism(m, n, k);
 
-    // SAFETY: `gemm_call` passes `read_dst = false`: gemm stores every element of the m x n
-    // row-major destination (zeros when k == 0) and reads none (embedlab patch).
     unsafe {
-        FlexTensor::written_by::<T>(out_shape, T::dtype(), |out| {
-            gemm_call(
-                m,
-                n,
-                k,
-                out,
-                1,
-                n as isize,
-                lhs_ptr,
-                lhs_col_stride,
-                lhs_row_stride,
-                rhs_ptr,
-                rhs_col_stride,
-                rhs_row_stride,
-                parallelism,
-            );
-        })
+        gemm_call(
+            m,
+            n,
+            k,
+            out_data.as_mut_ptr().cast(),
+            1,
+            n as isize,
+            lhs_ptr,
+            lhs_col_stride,
+            lhs_row_stride,
+            rhs_ptr,
+            rhs_col_stride,
+            rhs_row_stride,
+            parallelism,
+        );
     }
-}
 
-/// A destination pointer handed to the threads of a batched matmul, each of which writes its
-/// own matrices (embedlab patch). Read through [`SharedOut::at`], so that a closure captures the
-/// whole wrapper, which is `Send`, not the raw pointer inside it.
-#[derive(Clone, Copy)]
-struct SharedOut<T>(*mut T);
-// SAFETY: the threads write disjoint matrices of one buffer that outlives them.
-unsafe impl<T> Send for SharedOut<T> {}
-unsafe impl<T> Sync for SharedOut<T> {}
-impl<T> SharedOut<T> {
-    fn at(self, offset: usize) -> *mut T {
-        self.0.wrapping_add(offset)
-    }
+    // SAFETY: `gemm_call` passes `read_dst = false`: gemm stored every element of the m x n
+    // row-major destination (zeros when k == 0) and read none (embedlab patch).
+    unsafe { output.assume_init() }
 }
 
 /// Strided gemm call for one matrix. Wraps `gemm::gemm` with GemmScalar zero/one.
@@ -377,10 +367,13 @@ fn matmul_batched_gemm<T: GemmScalar>(lhs: FlexTensor, rhs: FlexTensor) -> FlexT
     out_dims.push(n);
     let out_shape = Shape::from(out_dims);
 
+    let mut output = UninitTensor::<T>::new(out_shape, T::dtype());
+
     let lhs_data: &[T] = lhs.storage();
     let rhs_data: &[T] = rhs.storage();
     let lhs_start = lhs.layout().start_offset() as isize;
     let rhs_start = rhs.layout().start_offset() as isize;
+    let out_data = output.as_uninit_mut();
 
     let per_matrix_ops = m.saturating_mul(n).saturating_mul(k);
 
@@ -407,57 +400,60 @@ fn matmul_batched_gemm<T: GemmScalar>(lhs: FlexTensor, rhs: FlexTensor) -> FlexT
         }
     };
 
-    // SAFETY: each of the batch_size matrices of m x n is written by one `gemm_call`, which
-    // passes `read_dst = false`: gemm stores every element (zeros when k == 0) and reads none
-    // (embedlab patch). The matrices are disjoint slices of the buffer.
-    unsafe {
-        FlexTensor::written_by::<T>(out_shape, T::dtype(), |out_data: *mut T| {
-            // Strategy:
-            // 1. Large matrices: let gemm parallelize internally
-            // 2. Small matrices, large batch: parallelize batch loop
-            // 3. Small total work: single-threaded
-            #[cfg(feature = "rayon")]
-            {
-                let total_ops = batch_size.saturating_mul(per_matrix_ops);
-                let prefer_batch_parallel =
-                    batch_size >= 4 && total_ops >= BATCH_PARALLEL_THRESHOLD;
+    // Strategy:
+    // 1. Large matrices: let gemm parallelize internally
+    // 2. Small matrices, large batch: parallelize batch loop
+    // 3. Small total work: single-threaded
+    #[cfg(feature = "rayon")]
+    {
+        let total_ops = batch_size.saturating_mul(per_matrix_ops);
+        let prefer_batch_parallel = batch_size >= 4 && total_ops >= BATCH_PARALLEL_THRESHOLD;
 
-                if per_matrix_ops >= PARALLEL_THRESHOLD && !prefer_batch_parallel {
-                    let parallelism = gemm::Parallelism::Rayon(0);
-                    for b in 0..batch_size {
-                        run_one(out_data.wrapping_add(b * out_matrix_size), b, parallelism);
-                    }
-                } else if total_ops >= BATCH_PARALLEL_THRESHOLD && batch_size > 1 {
-                    use rayon::prelude::*;
-
-                    let out = SharedOut(out_data);
-                    (0..batch_size).into_par_iter().for_each(|b| {
-                        run_one(out.at(b * out_matrix_size), b, gemm::Parallelism::None);
-                    });
-                } else {
-                    for b in 0..batch_size {
-                        run_one(
-                            out_data.wrapping_add(b * out_matrix_size),
-                            b,
-                            gemm::Parallelism::None,
-                        );
-                    }
-                }
+        if per_matrix_ops >= PARALLEL_THRESHOLD && !prefer_batch_parallel {
+            let parallelism = gemm::Parallelism::Rayon(0);
+            for b in 0..batch_size {
+                run_one(
+                    out_data[b * out_matrix_size..].as_mut_ptr().cast(),
+                    b,
+                    parallelism,
+                );
             }
+        } else if total_ops >= BATCH_PARALLEL_THRESHOLD && batch_size > 1 {
+            use rayon::prelude::*;
 
-            #[cfg(not(feature = "rayon"))]
-            {
-                let _ = per_matrix_ops;
-                for b in 0..batch_size {
-                    run_one(
-                        out_data.wrapping_add(b * out_matrix_size),
-                        b,
-                        gemm::Parallelism::None,
-                    );
-                }
+            out_data
+                .par_chunks_mut(out_matrix_size)
+                .enumerate()
+                .for_each(|(b, out_chunk)| {
+                    run_one(out_chunk.as_mut_ptr().cast(), b, gemm::Parallelism::None);
+                });
+        } else {
+            for b in 0..batch_size {
+                run_one(
+                    out_data[b * out_matrix_size..].as_mut_ptr().cast(),
+                    b,
+                    gemm::Parallelism::None,
+                );
             }
-        })
+        }
     }
+
+    #[cfg(not(feature = "rayon"))]
+    {
+        let _ = per_matrix_ops;
+        for b in 0..batch_size {
+            run_one(
+                out_data[b * out_matrix_size..].as_mut_ptr().cast(),
+                b,
+                gemm::Parallelism::None,
+            );
+        }
+    }
+
+    // SAFETY: each of the batch_size matrices of m x n was written by one `gemm_call`, which
+    // passes `read_dst = false`: gemm stored every element (zeros when k == 0) and read none
+    // (embedlab patch).
+    unsafe { output.assume_init() }
 }
 
 // ============================================================================
