@@ -23,7 +23,8 @@ Backends: flex as built (vendor/ patches on, the calling thread in rayon's pool)
 (the same binary with every patch switched off by its environment variable and rayon's default
 pool: burn 0.22.1's behaviour, as a burn program gets it), PyTorch eager with manual
 attention and with scaled_dot_product_attention; `--also ndarray,wgpu` adds burn's others,
-`--torch-compile` PyTorch with sdpa under torch.compile (`cpu-compiled-sdpa`).
+`--torch-compile` PyTorch with sdpa under torch.compile (`cpu-compiled-sdpa`); `--mask-avx512`
+runs every backend on AVX2 code paths on a CPU that has AVX-512 (MASK_AVX512_* below).
 Benchmarks: forward, forward-backward and mlm-step everywhere, clm-step and clm-matched-step
 on burn; `backward` in transformer-paired.csv is forward-backward's time less forward's, per
 round. With `--parts`, instead, forward + backward of each part of the model alone
@@ -85,6 +86,16 @@ UPSTREAM_ENV = {
     # that flex-upstream is flex as a burn program gets it by default.
     "EMBEDLAB_RAYON_DEFAULT": "1",
 }
+# `--mask-avx512`: AVX2 code paths on a CPU that has AVX-512, for when no AVX2-only machine is
+# at hand. flex's own loops take their AVX2 build; gemm's AVX-512 kernels are left out of the
+# binary at build time (scripts/bench_transformer.sh --mask-avx512 builds it without gemm's
+# `x86-v4`). PyTorch: ATen's kernels and torch.compile's generated code at the AVX2 level, MKL's
+# and oneDNN's capped at AVX2. Not masked: macerator's kernels in flex (softmax, LayerNorm, some
+# element-wise arithmetic) pick AVX-512 at run time with no switch, so flex keeps that much of
+# it; and the core is still the AVX-512 machine's (caches, clocks), not an AVX2 machine's.
+MASK_AVX512_BURN_ENV = {"FLEX_NO_AVX512": "1"}
+MASK_AVX512_TORCH_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+                         "ONEDNN_MAX_CPU_ISA": "AVX2"}
 # The experiments binary that `cargo build -p experiments` leaves (scripts/bench_transformer.sh's
 # CARGO_TARGET_DIR default), for the scripts that start step servers themselves.
 DEFAULT_BIN = os.path.join(
@@ -181,6 +192,10 @@ def main():
                     help="time the model's parts (embedding, layer-norm, attention, "
                          "feed-forward: forward + backward each) on flex and PyTorch eager "
                          "instead, into transformer-parts*.csv")
+    ap.add_argument("--mask-avx512", action="store_true",
+                    help="AVX2 code paths on an AVX-512 CPU (--bin built without gemm's x86-v4: "
+                         "scripts/bench_transformer.sh --mask-avx512); the CSVs' avx512 column "
+                         "says `masked`")
     ap.add_argument("--torch-compile", action="store_true",
                     help="also PyTorch with sdpa under torch.compile (needs a C++ compiler; "
                          "the warm-up rounds absorb the compilation)")
@@ -204,7 +219,8 @@ def main():
                       float(r["seconds"]), float(r["load_1min"])) for r in csv.DictReader(f)]
         backends = [b for b in ORDER if any(x[0] == b for x in steps)]
         parts = any(x[2] in PARTS for x in steps)
-        summarise(steps, backends, framework, a.quick, a.dest, PARTS if parts else BENCHMARKS)
+        summarise(steps, backends, framework, a.quick, a.dest, PARTS if parts else BENCHMARKS,
+                  a.mask_avx512)
         return
     if not a.bin:
         sys.exit("error: --bin (the experiments binary) is needed to time anything")
@@ -212,18 +228,23 @@ def main():
     torch_server = [sys.executable, os.path.join(here, "bench_transformer_torch.py"), *quick,
                     "--serve"]
     benchmarks = PARTS if a.parts else BENCHMARKS
-    specs = [("flex", step_server + ["flex"], {}, benchmarks)]
+    if a.mask_avx512 and not has_avx512():
+        sys.exit("error: --mask-avx512: this CPU has no AVX-512 to mask; run without it")
+    burn_env = MASK_AVX512_BURN_ENV if a.mask_avx512 else {}
+    torch_env = MASK_AVX512_TORCH_ENV if a.mask_avx512 else {}
+    specs = [("flex", step_server + ["flex"], burn_env, benchmarks)]
     if not a.parts:
-        specs.append(("flex-upstream", step_server + ["flex"], UPSTREAM_ENV, BENCHMARKS))
+        specs.append(("flex-upstream", step_server + ["flex"], {**burn_env, **UPSTREAM_ENV},
+                      BENCHMARKS))
     for extra in filter(None, a.also.split(",")):
         if extra not in ("ndarray", "wgpu"):
             sys.exit(f"error: --also {extra}: expected ndarray or wgpu")
-        specs.append((extra, step_server + [extra], {}, BENCHMARKS))
+        specs.append((extra, step_server + [extra], burn_env, BENCHMARKS))
     for attention in ("manual", "sdpa"):
-        specs.append((f"cpu-eager-{attention}", torch_server + [attention], {},
+        specs.append((f"cpu-eager-{attention}", torch_server + [attention], torch_env,
                        PARTS if a.parts else TORCH_BENCHMARKS))
     if a.torch_compile:
-        specs.append(("cpu-compiled-sdpa", torch_server + ["compiled-sdpa"], {},
+        specs.append(("cpu-compiled-sdpa", torch_server + ["compiled-sdpa"], torch_env,
                       TORCH_BENCHMARKS))
     specs.sort(key=lambda spec: ORDER.index(spec[0]))
     servers = [Server(*spec) for spec in specs]
@@ -252,10 +273,11 @@ def main():
     # A backend that failed a benchmark mid-run has that benchmark left out entirely.
     complete = {(s.backend, b) for s in servers for b in s.benchmarks}
     steps = [x for x in steps if (x[0], x[2]) in complete]
-    summarise(steps, [s.backend for s in servers], framework, a.quick, a.dest, benchmarks)
+    summarise(steps, [s.backend for s in servers], framework, a.quick, a.dest, benchmarks,
+              a.mask_avx512)
 
 
-def summarise(steps, backends, framework, quick, dest, benchmarks):
+def summarise(steps, backends, framework, quick, dest, benchmarks, mask_avx512=False):
     """The three CSVs from the timed steps (backend, round, benchmark, position in block,
     seconds, load): transformer*.csv for BENCHMARKS, transformer-parts*.csv for PARTS."""
     warm, first = {}, {}  # (backend, benchmark) -> round -> seconds
@@ -273,7 +295,8 @@ def summarise(steps, backends, framework, quick, dest, benchmarks):
             warm[(backend, "backward")] = {r: both[r] - fwd[r] for r in both if r in fwd}
     batch, seq = (4, 16) if quick else (32, 64)
     tokens = batch * seq
-    device, avx512 = cpu_name(), "true" if has_avx512() else "false"
+    device = cpu_name()
+    avx512 = "masked" if mask_avx512 else "true" if has_avx512() else "false"
     summary, paired = [], []
     for backend in backends:
         for benchmark in benchmarks:
