@@ -179,8 +179,10 @@ def write_csv(path, rows, columns):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", help="the experiments binary")
-    ap.add_argument("--from-rounds", metavar="CSV",
-                    help="time nothing: summarise a transformer-rounds.csv written earlier")
+    ap.add_argument("--from-rounds", metavar="CSV", nargs="+",
+                    help="time nothing: summarise a transformer-rounds.csv written earlier; "
+                         "several are pooled as one run (their rounds numbered on), and the "
+                         "pooled rounds are not written again")
     ap.add_argument("--dest", required=True, help="directory for the three CSVs")
     ap.add_argument("--rounds", type=int, help="timed rounds (default 20; --quick: 2)")
     ap.add_argument("--warmup", type=int, help="untimed rounds first (default 3; --quick: 1)")
@@ -214,13 +216,17 @@ def main():
     if a.parts and (a.torch_compile or a.also):
         sys.exit("error: --parts times flex and PyTorch eager only (no --torch-compile, --also)")
     if a.from_rounds:
-        with open(a.from_rounds) as f:
-            steps = [(r["backend"], int(r["round"]), r["benchmark"], int(r["position"]),
-                      float(r["seconds"]), float(r["load_1min"])) for r in csv.DictReader(f)]
+        steps = []
+        for path in a.from_rounds:
+            first_round = 1 + max((x[1] for x in steps), default=-1)
+            with open(path) as f:
+                steps += [(r["backend"], first_round + int(r["round"]), r["benchmark"],
+                           int(r["position"]), float(r["seconds"]), float(r["load_1min"]))
+                          for r in csv.DictReader(f)]
         backends = [b for b in ORDER if any(x[0] == b for x in steps)]
         parts = any(x[2] in PARTS for x in steps)
         summarise(steps, backends, framework, a.quick, a.dest, PARTS if parts else BENCHMARKS,
-                  a.mask_avx512)
+                  a.mask_avx512, write_rounds=len(a.from_rounds) == 1)
         return
     if not a.bin:
         sys.exit("error: --bin (the experiments binary) is needed to time anything")
@@ -277,7 +283,8 @@ def main():
               a.mask_avx512)
 
 
-def summarise(steps, backends, framework, quick, dest, benchmarks, mask_avx512=False):
+def summarise(steps, backends, framework, quick, dest, benchmarks, mask_avx512=False,
+              write_rounds=True):
     """The three CSVs from the timed steps (backend, round, benchmark, position in block,
     seconds, load): transformer*.csv for BENCHMARKS, transformer-parts*.csv for PARTS."""
     warm, first = {}, {}  # (backend, benchmark) -> round -> seconds
@@ -348,12 +355,14 @@ def summarise(steps, backends, framework, quick, dest, benchmarks, mask_avx512=F
 
     os.makedirs(dest, exist_ok=True)
     name = "transformer-parts" if benchmarks is PARTS else "transformer"
-    written = [
-        write_csv(os.path.join(dest, f"{name}.csv"), summary, COLUMNS),
-        write_csv(os.path.join(dest, f"{name}-rounds.csv"),
-                  [dict(backend=b, round=r, benchmark=m, position=p, seconds=x, load_1min=l)
-                   for b, r, m, p, x, l in steps],
-                  ["backend", "round", "benchmark", "position", "seconds", "load_1min"]),
+    written = [write_csv(os.path.join(dest, f"{name}.csv"), summary, COLUMNS)]
+    if write_rounds:
+        written.append(write_csv(
+            os.path.join(dest, f"{name}-rounds.csv"),
+            [dict(backend=b, round=r, benchmark=m, position=p, seconds=x, load_1min=l)
+             for b, r, m, p, x, l in steps],
+            ["backend", "round", "benchmark", "position", "seconds", "load_1min"]))
+    written += [
         write_csv(os.path.join(dest, f"{name}-paired.csv"), paired,
                   ["backend", "benchmark", "reference_backend", "reference_benchmark", "steps",
                    "rounds",
