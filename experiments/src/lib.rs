@@ -13,12 +13,16 @@
 //! * [`exp::context_gain`]: whether a masked LM predicts from context, at `[MASK]` targets;
 //! * [`exp::evidence`]: the intervals and tests the reports state;
 //! * [`exp::paper`] and [`exp::report`]: the seven comparisons, their figures and the report;
-//! * [`config`], [`paths`], [`output`]: configs, paths under the repository, CSV output.
+//! * [`config`], [`paths`], [`output`]: configs, paths under the repository, CSV output;
+//! * [`kept`]: kept measurements, sealed by a manifest and checked whenever read;
+//! * [`lock`]: one process at a time writes under an `--out`.
 //!
 //! Each experiment lives in its own module under `exp/`.
 
 pub mod config;
 pub mod exp;
+pub mod kept;
+pub mod lock;
 pub mod output;
 pub mod paths;
 pub mod plot;
@@ -28,6 +32,10 @@ use std::path::PathBuf;
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory, Parser, ValueEnum};
+
+/// Where `--quick` writes when `--out` is not given: beside the committed `results/`, never in
+/// it (ignored by git).
+pub const QUICK_OUT: &str = "results-quick";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Experiment {
@@ -89,6 +97,10 @@ pub enum Experiment {
     /// Checks that every file `all` writes under `--out` exists and parses (CI runs it after
     /// `--exp all --quick`).
     CheckOutputs,
+    /// Checks every kept measurement directory under `--out` (`measurements/*` and
+    /// `*/measurements/*`): a sealed one against its manifest, one written before manifests
+    /// existed by what can be checked, after which it is sealed.
+    Seal,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -113,7 +125,8 @@ pub struct Args {
     /// Corpus file, overriding the config's `corpus.path`.
     #[arg(long)]
     pub corpus: Option<PathBuf>,
-    /// Where CSV and figures go.
+    /// Where CSV and figures go (with `--quick` and no `--out`: results-quick, so that a toy
+    /// run never writes into the committed results).
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
     /// Random seed, overriding the config's (paper experiments: this one seed instead of the
@@ -154,9 +167,8 @@ pub struct Args {
     pub threads: Option<usize>,
     /// Paper experiments and `dynamics`: how many models train and measure side by side, one
     /// child process each (their output in <out>/logs/). 1: one after another, in this process.
-    /// 2 by default: one flex training does not keep both cores busy, and two side by side
-    /// gave 1.77x the models per hour of one on a 2-core machine (results/bench/avx512/jobs.csv;
-    /// 1.37x on an AVX2 one with the flex patches of vendor/, results/bench/avx2/jobs.csv).
+    /// 2 by default: one flex training does not keep both cores busy (models per hour of two
+    /// side by side against one alone: results/bench/<isa>/jobs.csv).
     #[arg(long, default_value_t = 2)]
     pub jobs: usize,
     /// `train`: devices of the backend to train one model on, data-parallel (burn-train's
@@ -235,8 +247,17 @@ impl Experiment {
             | All => PAPER,
             MeasureModel | MeasureSnapshots => ONE,
             Report => &["config", "out", "quick"],
-            CheckOutputs => &["out"],
+            CheckOutputs | Seal => &["out"],
         }
+    }
+
+    /// Whether this is a `--jobs` child (`measure-model`, `measure-snapshots`), which runs
+    /// under its parent's `--out` lock.
+    pub fn is_child(self) -> bool {
+        matches!(
+            self,
+            Experiment::MeasureModel | Experiment::MeasureSnapshots
+        )
     }
 
     /// Whether the experiment writes under `--out` (checked before any work starts).
@@ -286,5 +307,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         Experiment::MeasureSnapshots => exp::paper::measure_one(args, exp::jobs::Work::Snapshots),
         Experiment::Report => exp::report::run(args),
         Experiment::CheckOutputs => exp::paper::check_outputs(args),
+        Experiment::Seal => exp::seal::run(args),
     }
 }

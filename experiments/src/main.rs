@@ -4,15 +4,19 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, ValueEnum};
-use experiments::{exp, paths, unused_flags, Args};
+use experiments::{exp, lock, paths, unused_flags, Args};
 
 fn main() -> ExitCode {
     transformer::backend::keep_freed_memory();
     let matches = Args::command().get_matches();
-    let args = match Args::from_arg_matches(&matches) {
+    let mut args = match Args::from_arg_matches(&matches) {
         Ok(a) => a,
         Err(e) => e.exit(),
     };
+    // A toy run never writes into the committed results unless `--out` says so.
+    if args.quick && matches.value_source("out") != Some(clap::parser::ValueSource::CommandLine) {
+        args.out = std::path::PathBuf::from(experiments::QUICK_OUT);
+    }
     let unused = unused_flags(args.exp, &matches);
     if !unused.is_empty() {
         let name = args
@@ -41,10 +45,20 @@ fn main() -> ExitCode {
     if let Err(e) = transformer::backend::main_thread_in_pool() {
         eprintln!("warning: {e}");
     }
+    // Held until the process exits: one writer per `--out` (`--jobs`' children run under their
+    // parent's).
+    let mut _out_lock = None;
     if args.exp.writes() {
         if let Err(e) = paths::check_out(&args.out) {
             eprintln!("error: {e:#}");
             return ExitCode::FAILURE;
+        }
+        match lock::lock_out(&args.out, args.exp.is_child()) {
+            Ok(l) => _out_lock = l,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return ExitCode::FAILURE;
+            }
         }
     }
     match experiments::run(&args) {

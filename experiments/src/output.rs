@@ -1,5 +1,6 @@
 //! Result files: CSV written atomically (complete or absent, never half-written).
 
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
@@ -7,14 +8,20 @@ use serde::Serialize;
 
 /// Writes `rows` as CSV with a header row, atomically.
 pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> {
-    corpus::io::write_atomic(path, |w| {
-        let mut csv = csv::Writer::from_writer(w);
-        for row in rows {
-            csv.serialize(row).map_err(std::io::Error::other)?;
-        }
-        csv.flush()
-    })
-    .with_context(|| format!("{}: cannot write", path.display()))
+    let bytes = csv_bytes(path, rows)?;
+    corpus::io::write_atomic(path, |w| w.write_all(&bytes))
+        .with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// `rows` as CSV text with a header row (`path` names the file in errors).
+pub fn csv_bytes<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<Vec<u8>> {
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        csv.serialize(row)
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    csv.into_inner()
+        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))
 }
 
 /// One measurement, in the tidy layout every experiment writes: one row per
@@ -138,24 +145,35 @@ pub fn write_items(path: &Path, rows: &[ItemRow]) -> anyhow::Result<()> {
 
 /// [`write_csv`], gzip-compressed (for the larger committed measurement files).
 pub fn write_csv_gz<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> {
-    corpus::io::write_atomic(path, |w| {
-        let gz = flate2::write::GzEncoder::new(w, flate2::Compression::default());
-        let mut csv = csv::Writer::from_writer(gz);
-        for row in rows {
-            csv.serialize(row).map_err(std::io::Error::other)?;
-        }
-        csv.into_inner()
-            .map_err(|e| std::io::Error::other(e.to_string()))?
-            .finish()?;
-        Ok(())
-    })
-    .with_context(|| format!("{}: cannot write", path.display()))
+    write_bytes_gz(path, &csv_bytes(path, rows)?)
+}
+
+/// Writes `bytes` gzip-compressed, atomically.
+pub fn write_bytes_gz(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let stored = gzip(bytes).with_context(|| format!("{}: cannot write", path.display()))?;
+    corpus::io::write_atomic(path, |w| w.write_all(&stored))
+        .with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// `bytes` gzip-compressed.
+pub fn gzip(bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(bytes)?;
+    Ok(gz.finish()?)
 }
 
 /// Reads a CSV written by [`write_csv`] or [`write_csv_gz`] (gzip is recognised by its magic
 /// bytes); errors name the file and the line.
 pub fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
     let text = corpus::read::read_text(path)?;
+    parse_csv(path, &text)
+}
+
+/// The rows of CSV `text` read from `path` (named in errors, with the line).
+pub fn parse_csv<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    text: &str,
+) -> anyhow::Result<Vec<T>> {
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     reader
         .deserialize()
@@ -170,8 +188,12 @@ pub fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<V
 
 /// Reads [`write_items`]' files; errors name the file and line.
 pub fn read_items(path: &Path) -> anyhow::Result<Vec<ItemRow>> {
-    let mut rows = Vec::new();
-    for row in read_csv::<ItemRow>(path)? {
+    check_items(path, read_csv::<ItemRow>(path)?)
+}
+
+/// Item rows read from `path`, each one's values checked to decode.
+pub fn check_items(path: &Path, rows: Vec<ItemRow>) -> anyhow::Result<Vec<ItemRow>> {
+    for row in &rows {
         let check = if row.kind == "cosine" {
             decode_cosines(&row.values).map(|_| ())
         } else {
@@ -186,7 +208,6 @@ pub fn read_items(path: &Path) -> anyhow::Result<Vec<ItemRow>> {
                 row.benchmark
             )
         })?;
-        rows.push(row);
     }
     Ok(rows)
 }

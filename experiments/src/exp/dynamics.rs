@@ -260,8 +260,8 @@ impl Study {
         pooled: bool,
     ) -> anyhow::Result<Vec<DynamicsRow>> {
         let path = self.dynamics_path(id, seed, pooled);
-        if path.is_file() {
-            return output::read_csv(&path);
+        if crate::kept::exists(&path)? {
+            return crate::kept::read_csv(&path);
         }
         let ledger = super::ledger::path(&self.measured_dir(id, seed));
         super::ledger::timed(&ledger, "dynamics", || {
@@ -294,8 +294,9 @@ impl Study {
     }
 
     /// Whether [`Study::follow`] has nothing left to do for this model.
-    pub fn is_followed(&self, id: ModelId, seed: u64, pooled: bool) -> bool {
-        self.dynamics_path(id, seed, pooled).is_file() && self.is_measured(id, seed)
+    pub fn is_followed(&self, id: ModelId, seed: u64, pooled: bool) -> anyhow::Result<bool> {
+        Ok(crate::kept::exists(&self.dynamics_path(id, seed, pooled))?
+            && self.is_measured(id, seed)?)
     }
 
     /// [`Study::dynamics`]' work: trains (or resumes) the run, measures each snapshot and
@@ -360,7 +361,7 @@ impl Study {
                 add(tidy, step, step as u64 * self.tokens_per_step());
             }
         }
-        output::write_csv_gz(path, &rows)?;
+        crate::kept::write_csv_gz(path, &rows)?;
         Ok(rows)
     }
 }
@@ -378,6 +379,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         out: args.out.join(STUDY_DIR),
         ..args.clone()
     };
+    // The study writes under its own directory, whose lock this process holds too (its
+    // `--jobs` children are started with it as their `--out`).
+    crate::paths::check_out(&args.out)?;
+    let _study_lock = crate::lock::lock_out(&args.out, false)?;
     let study = Study::load(args, cfg)?;
     let t = &study.cfg.training;
     let epoch = if args.quick {
@@ -394,7 +399,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         t.snapshot_steps
     );
     let pooled = dynamics.pooled_snapshots;
-    let pending = study.missing(&ids, &|id, seed| study.is_followed(id, seed, pooled));
+    let pending = study.missing(&ids, &|id, seed| study.is_followed(id, seed, pooled))?;
     study.announce(&pending);
     super::jobs::run_pending(
         args,
@@ -420,7 +425,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     println!("wrote {}", dir.display());
     if dynamics.findings {
         super::paper::views(args, path.as_deref(), &study)?;
-        super::report::write(&args.out, study.cast, args.quick)?;
+        super::report::write(&args.out, study.cast)?;
     }
     cost(&study, &ids)
 }

@@ -141,7 +141,7 @@ impl Evidence {
         }
         let mut rows = Vec::new();
         for f in &files {
-            rows.extend(output::read_items(f)?);
+            rows.extend(crate::kept::read_items(f)?);
         }
         Ok(Evidence::from_rows(rows, benchmarks))
     }

@@ -6,7 +6,15 @@
 //! and dropout. A child is the same binary with the same config, corpus, backend and output
 //! directory, asked for one (model, seed); it leaves the model's measurements where the
 //! parent then reads them, so the parent's views run as if it had measured everything itself.
-//! Each child's output goes to `<out>/logs/<model>-seed<s>.log`.
+//! Each child's output goes to `<out>/logs/<model>-seed<s>.log`, its own: only the process
+//! holding `<out>`'s lock ([`crate::lock`]) starts children there, one per (model, seed).
+//!
+//! A child dies with its parent (Linux: `PR_SET_PDEATHSIG`): a parent killed outright (`kill
+//! -9`, out of memory) would otherwise leave its children training and writing under `--out`
+//! while a rerun, which the kernel let take the lock, trains the same models beside them. The
+//! signal is tied to the thread that started the child, so children are started from the
+//! thread that waits for them ([`run_pending`]). Killing a child is safe: every file it keeps
+//! is written atomically, and its run resumes exactly from its last checkpoint.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -75,7 +83,11 @@ pub fn run_pending(
             };
             let log = logs.join(format!("{}-seed{seed}.log", id.name()));
             let child = spawn(args, config, id, seed, work, &log)?;
-            println!("  started {} seed {seed}", id.name());
+            println!(
+                "  started {} seed {seed} (process {})",
+                id.name(),
+                child.id()
+            );
             running.push((id, seed, log, child, Instant::now()));
         }
         if running.is_empty() {
@@ -97,7 +109,12 @@ pub fn run_pending(
                         started.elapsed().as_secs_f64() / 60.0
                     );
                     if !status.success() {
-                        failed.push(format!("{} seed {seed} (see {})", id.name(), log.display()));
+                        failed.push(format!(
+                            "{} seed {seed} ({status}; see {}){}",
+                            id.name(),
+                            log.display(),
+                            last_error(&log)
+                        ));
                     }
                 }
                 Ok(None) => still.push((id, seed, log, child, started)),
@@ -156,10 +173,71 @@ fn spawn(
     let out =
         std::fs::File::create(log).with_context(|| format!("{}: cannot create", log.display()))?;
     let err = out.try_clone()?;
-    cmd.stdout(Stdio::from(out))
-        .stderr(Stdio::from(err))
-        .spawn()
+    cmd.stdout(Stdio::from(out)).stderr(Stdio::from(err));
+    die_with_parent(&mut cmd);
+    cmd.spawn()
         .with_context(|| format!("cannot start a child for {} seed {seed}", id.name()))
+}
+
+/// The child gets SIGKILL when the thread that started it ends (the parent's death included).
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec the closure calls only async-signal-safe functions
+    // (prctl, getppid, _exit) and allocates nothing.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent died before the line above took effect: the signal will not come.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut Command) {}
+
+/// The error a failed child printed last (the binary's `error: ...` line), for the parent's
+/// message.
+fn last_error(log: &Path) -> String {
+    std::fs::read_to_string(log)
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .rev()
+                .find(|l| l.starts_with("error: "))
+                .map(|l| format!(": {}", l.trim()))
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_childs_message_carries_its_last_error_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("m-seed1.log");
+        std::fs::write(
+            &log,
+            "training m seed 1\nwarning: no error here\nerror: first\nerror: /x/scores.csv: changed since it was kept\n",
+        )
+        .unwrap();
+        assert_eq!(
+            last_error(&log),
+            ": error: /x/scores.csv: changed since it was kept"
+        );
+        std::fs::write(&log, "killed before it said why\n").unwrap();
+        assert_eq!(last_error(&log), "");
+        assert_eq!(last_error(&dir.path().join("none.log")), "");
+    }
 }
 
 /// The model named by `--model` (a `model` column name).

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::output;
+use crate::kept;
 
 /// How often a running piece of work rewrites its row.
 pub const HEARTBEAT: Duration = Duration::from_secs(60);
@@ -43,10 +43,10 @@ pub fn path(measured_dir: &Path) -> PathBuf {
     measured_dir.join("time.csv")
 }
 
-/// The rows of one ledger (none when it does not exist yet).
+/// The rows of one ledger (none when it does not exist yet), checked as a kept file.
 pub fn read(path: &Path) -> anyhow::Result<Vec<TimeRow>> {
-    if path.is_file() {
-        output::read_csv(path)
+    if kept::exists(path)? {
+        kept::read_csv(path)
     } else {
         Ok(Vec::new())
     }
@@ -61,7 +61,7 @@ fn put(path: &Path, row: &TimeRow) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    output::write_csv(path, &rows)
+    kept::write_csv(path, &rows)
 }
 
 /// Times `f` as one row of the ledger at `path`.

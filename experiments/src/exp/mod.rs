@@ -10,6 +10,7 @@ pub mod jobs;
 pub mod ledger;
 pub mod paper;
 pub mod report;
+pub mod seal;
 pub mod study;
 pub mod train;
 pub mod word2vec;

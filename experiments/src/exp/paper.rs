@@ -53,8 +53,21 @@ impl Spread {
         Spread {
             mean,
             sd,
-            min: v.iter().copied().fold(f64::INFINITY, f64::min),
-            max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            // f64::min and max skip a NaN, which would give an undefined mean a defined
+            // range: an undefined seed leaves the whole summary undefined.
+            min: v.iter().copied().fold(f64::INFINITY, nan_or(f64::min)),
+            max: v.iter().copied().fold(f64::NEG_INFINITY, nan_or(f64::max)),
+        }
+    }
+}
+
+/// `f`, except that a NaN on either side gives NaN.
+fn nan_or(f: fn(f64, f64) -> f64) -> impl Fn(f64, f64) -> f64 {
+    move |a, b| {
+        if a.is_nan() || b.is_nan() {
+            f64::NAN
+        } else {
+            f(a, b)
         }
     }
 }
@@ -251,7 +264,7 @@ fn prepare(
     study: &Study,
     ids: &[ModelId],
 ) -> anyhow::Result<()> {
-    let missing = study.missing(ids, &|id, s| study.is_measured(id, s));
+    let missing = study.missing(ids, &|id, s| study.is_measured(id, s))?;
     study.announce(&missing);
     super::jobs::run_pending(args, config, &missing, super::jobs::Work::Scores)
 }

@@ -48,6 +48,7 @@ use word2vec::{Architecture, Word2VecConfig, WordVectors};
 
 use super::dynamics::DynamicsConfig;
 use super::eval::{evaluate_table_items, Benchmarks, EvalConfig};
+use crate::kept;
 use crate::output::{self, ItemRow, TidyRow};
 use crate::runs::{self, TransformerKey};
 use crate::Args;
@@ -690,18 +691,18 @@ impl Study {
         }
         // The curve is kept with the measurements (committed), so figures of loss need no model.
         let kept = self.measured_dir(id, seed).join("curve.csv");
-        if !complete && kept.is_file() {
+        if !complete && kept::exists(&kept)? {
             // Trained again with its curve already kept (its run cache was lost before all of
             // its measurements were taken): say whether it retraced that curve, which is what
             // makes the new model the one the kept measurements came from.
-            let old: Vec<CurvePoint> = output::read_csv(&kept)?;
+            let old: Vec<CurvePoint> = kept::read_csv(&kept)?;
             println!(
                 "{} seed {seed} trained again: {}",
                 id.name(),
                 retraced(&old, &outcome.curve)
             );
         }
-        output::write_csv(&kept, &outcome.curve)?;
+        kept::write_csv(&kept, &outcome.curve)?;
         Ok((outcome.model.valid(), outcome.curve))
     }
 
@@ -794,12 +795,17 @@ impl Study {
     pub fn missing(
         &self,
         ids: &[ModelId],
-        kept: &dyn Fn(ModelId, u64) -> bool,
-    ) -> Vec<(ModelId, u64)> {
-        ids.iter()
-            .flat_map(|&id| self.cfg.seeds.iter().map(move |&s| (id, s)))
-            .filter(|&(id, s)| !kept(id, s))
-            .collect()
+        kept: &dyn Fn(ModelId, u64) -> anyhow::Result<bool>,
+    ) -> anyhow::Result<Vec<(ModelId, u64)>> {
+        let mut missing = Vec::new();
+        for &id in ids {
+            for &s in &self.cfg.seeds {
+                if !kept(id, s)? {
+                    missing.push((id, s));
+                }
+            }
+        }
+        Ok(missing)
     }
 
     /// The run directory's label (`mlm-shared-qk`, ...) without seed and hash.
@@ -824,7 +830,9 @@ impl Study {
             .flatten()
             .flatten()
             .filter_map(|entry| {
-                let curve = output::read_csv::<CurvePoint>(&entry.path().join("curve.csv")).ok()?;
+                // An estimate: a directory that fails its checks is left out here and refused,
+                // naming the file, where its measurements are read.
+                let curve = kept::read_csv::<CurvePoint>(&entry.path().join("curve.csv")).ok()?;
                 let speeds = curve
                     .iter()
                     .filter(|p| p.split == "train" && p.tokens_per_second > 0.0)
@@ -885,8 +893,8 @@ impl Study {
             return Ok(self.transformer(id, seed)?.1);
         }
         let kept = self.measured_dir(id, seed).join("curve.csv");
-        if kept.is_file() {
-            return output::read_csv(&kept);
+        if kept::exists(&kept)? {
+            return kept::read_csv(&kept);
         }
         match read_curve(&self.run_dir(id, seed)) {
             Some(c) => Ok(c),
@@ -924,12 +932,20 @@ impl Study {
             .join(format!("items-{}.csv.gz", self.settings_hash()))
     }
 
-    /// Whether a model's measurements are already on disk (committed or made earlier): then
-    /// [`Study::scores`] neither trains nor measures.
-    pub fn is_measured(&self, id: ModelId, seed: u64) -> bool {
+    /// Whether a model's measurements are already kept (committed or made earlier): then
+    /// [`Study::scores`] neither trains nor measures. An error when its directory is damaged
+    /// ([`kept::manifest`]): a kept file that is missing must not be measured again silently.
+    pub fn is_measured(&self, id: ModelId, seed: u64) -> anyhow::Result<bool> {
         let dir = self.measured_dir(id, seed);
         let h = self.settings_hash();
-        dir.join(format!("scores-{h}.csv")).is_file() && self.items_path(id, seed).is_file()
+        let measured = kept::exists(&dir.join(format!("scores-{h}.csv")))?
+            && kept::exists(&self.items_path(id, seed))?;
+        if measured {
+            // Every file of the model's directory, not only those this run reads: the
+            // per-item outcomes behind a table's intervals are read later, by the report.
+            kept::verify(&dir)?;
+        }
+        Ok(measured)
     }
 
     /// A masked LM's held-out loss split by input, per held-out sequence
@@ -951,8 +967,8 @@ impl Study {
             return Ok(None);
         }
         let path = self.measured_dir(id, seed).join("heldout-by-input.csv.gz");
-        if path.is_file() {
-            return output::read_csv(&path).map(Some);
+        if kept::exists(&path)? {
+            return kept::read_csv(&path).map(Some);
         }
         let trained = id == ModelId::Untrained
             || read_curve(&self.run_dir(id, seed))
@@ -964,7 +980,7 @@ impl Study {
         let rows = super::context_gain::rows(&training::heldout_loss_by_input(
             &model, &self.seqs, &training,
         ));
-        output::write_csv_gz(&path, &rows)?;
+        kept::write_csv_gz(&path, &rows)?;
         Ok(Some(rows))
     }
 
@@ -975,8 +991,8 @@ impl Study {
         let path = self
             .measured_dir(id, seed)
             .join(format!("scores-{}.csv", self.settings_hash()));
-        if self.is_measured(id, seed) {
-            return output::read_csv(&path);
+        if self.is_measured(id, seed)? {
+            return kept::read_csv(&path);
         }
         let ledger = super::ledger::path(&self.measured_dir(id, seed));
         super::ledger::timed(&ledger, "scores", || {
@@ -985,8 +1001,8 @@ impl Study {
             } else {
                 self.score_transformer(id, seed)?
             };
-            output::write_items(&self.items_path(id, seed), &items)?;
-            output::write_csv(&path, &rows)?;
+            kept::write_items(&self.items_path(id, seed), &items)?;
+            kept::write_csv(&path, &rows)?;
             Ok(rows)
         })?
     }

@@ -1,0 +1,274 @@
+//! `--exp seal`: every kept measurement directory under `--out` checked, and the ones written
+//! before manifests existed ([`crate::kept`]) sealed once.
+//!
+//! A sealed directory is checked against its manifest ([`kept::verify`]). One without a
+//! manifest has nothing to compare with, so it is checked by what can be checked before its
+//! manifest is written: every file is one the study keeps and parses as its rows (scores,
+//! per-item outcomes, loss curve, ledger, held-out split, snapshot measurements), item values
+//! decode, no number is non-finite where no measure can produce one, scores and per-item files
+//! come in pairs of one settings hash, and a file has the same number of rows as the same file
+//! of the same model's other seeds (a scores file cut short at a line boundary parses; it does
+//! not have its siblings' length). That last check needs two other seeds that agree, so a model
+//! kept at one or two seeds goes without it. Any problem is listed with its file, and no
+//! directory with one is sealed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use transformer::training::CurvePoint;
+
+use super::context_gain::SequenceRow;
+use super::dynamics::DynamicsRow;
+use super::ledger::TimeRow;
+use crate::kept;
+use crate::output::{self, TidyRow};
+use crate::Args;
+
+/// The kept measurement directories of a study at `out` and of the studies right under it.
+pub fn kept_dirs(out: &Path) -> Vec<PathBuf> {
+    let mut roots = vec![out.join("measurements")];
+    if let Ok(entries) = std::fs::read_dir(out) {
+        for e in entries.flatten() {
+            let m = e.path().join("measurements");
+            if m.is_dir() {
+                roots.push(m);
+            }
+        }
+    }
+    let mut dirs: Vec<PathBuf> = roots
+        .iter()
+        .filter_map(|r| std::fs::read_dir(r).ok())
+        .flat_map(|entries| entries.flatten().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// The file's name with its settings hash taken out (`scores-<h>.csv` -> `scores.csv`), and
+/// the hash.
+fn kind_of(name: &str) -> (String, Option<String>) {
+    for (prefix, suffix) in [
+        ("scores-", ".csv"),
+        ("items-", ".csv.gz"),
+        ("dynamics-", ".csv.gz"),
+    ] {
+        if let Some(h) = name
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.strip_suffix(suffix))
+        {
+            return (
+                format!("{}{suffix}", prefix.trim_end_matches('-')),
+                Some(h.into()),
+            );
+        }
+    }
+    (name.to_string(), None)
+}
+
+/// The rows of one file of an unsealed directory, parsed as the study reads it.
+fn parse(path: &Path) -> anyhow::Result<usize> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(match kind_of(&name).0.as_str() {
+        "scores.csv" => output::read_csv::<TidyRow>(path)?.len(),
+        "items.csv.gz" => output::read_items(path)?.len(),
+        "dynamics.csv.gz" => output::read_csv::<DynamicsRow>(path)?.len(),
+        "curve.csv" => output::read_csv::<CurvePoint>(path)?.len(),
+        "time.csv" => output::read_csv::<TimeRow>(path)?.len(),
+        "heldout-by-input.csv.gz" => output::read_csv::<SequenceRow>(path)?.len(),
+        _ => anyhow::bail!("{}: not a file the study keeps", path.display()),
+    })
+}
+
+/// The model a directory holds, without its seed and hash (`mlm-untied-head`).
+fn label_of(dir: &Path) -> String {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match name.rsplit_once("-seed") {
+        Some((label, _)) => label.to_string(),
+        None => name,
+    }
+}
+
+/// Checks an unsealed directory as the module docs say; returns its files' row counts.
+fn check_unsealed(dir: &Path) -> Result<BTreeMap<String, usize>, Vec<String>> {
+    let mut problems = Vec::new();
+    let mut rows = BTreeMap::new();
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.') && n != kept::MANIFEST)
+        .collect();
+    names.sort();
+    for name in &names {
+        let path = dir.join(name);
+        match parse(&path) {
+            Ok(n) => {
+                rows.insert(name.clone(), n);
+            }
+            Err(e) => problems.push(format!("{e:#}")),
+        }
+    }
+    for name in &names {
+        let (kind, hash) = kind_of(name);
+        let partner = match (kind.as_str(), &hash) {
+            ("scores.csv", Some(h)) => format!("items-{h}.csv.gz"),
+            ("items.csv.gz", Some(h)) => format!("scores-{h}.csv"),
+            _ => continue,
+        };
+        if !names.contains(&partner) {
+            problems.push(format!(
+                "{}: kept without {partner}",
+                dir.join(name).display()
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(rows)
+    } else {
+        Err(problems)
+    }
+}
+
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let dirs = kept_dirs(&args.out);
+    let mut problems = Vec::new();
+    let mut unsealed: Vec<(PathBuf, BTreeMap<String, usize>)> = Vec::new();
+    let mut verified = 0;
+    for dir in &dirs {
+        if dir.join(kept::MANIFEST).is_file() {
+            match kept::verify(dir) {
+                Ok(_) => verified += 1,
+                Err(e) => problems.push(format!("{e:#}")),
+            }
+            continue;
+        }
+        match check_unsealed(dir) {
+            Ok(rows) if rows.is_empty() => {}
+            Ok(rows) => unsealed.push((dir.clone(), rows)),
+            Err(p) => problems.extend(p),
+        }
+    }
+    // Row counts against the same file of the same model's other seeds (sealed ones
+    // included): a count that is not the most common one is refused.
+    let mut counts: BTreeMap<(String, String), BTreeMap<usize, usize>> = BTreeMap::new();
+    let mut all_rows: Vec<(PathBuf, BTreeMap<String, usize>)> = unsealed.clone();
+    for dir in &dirs {
+        if let Ok(Some(m)) = kept::manifest(dir) {
+            all_rows.push((
+                dir.clone(),
+                m.files.iter().map(|(k, v)| (k.clone(), v.rows)).collect(),
+            ));
+        }
+    }
+    for (dir, rows) in &all_rows {
+        for (name, &n) in rows {
+            if name == "time.csv" || name == "curve.csv" {
+                // Their lengths differ between seeds by design (sittings, a stopped run).
+                continue;
+            }
+            *counts
+                .entry((label_of(dir), name.clone()))
+                .or_default()
+                .entry(n)
+                .or_default() += 1;
+        }
+    }
+    let mut to_seal = Vec::new();
+    for (dir, rows) in &unsealed {
+        let mut ok = true;
+        for (name, &n) in rows {
+            let Some(seen) = counts.get(&(label_of(dir), name.clone())) else {
+                continue;
+            };
+            let (&usual, &times) = seen.iter().max_by_key(|(_, &c)| c).expect("counted");
+            if n != usual && times > 1 {
+                problems.push(format!(
+                    "{}: {n} rows, where {times} other seeds of {} have {usual}",
+                    dir.join(name).display(),
+                    label_of(dir)
+                ));
+                ok = false;
+            }
+        }
+        if ok {
+            to_seal.push(dir.clone());
+        }
+    }
+    let mut sealed = 0;
+    for dir in &to_seal {
+        match kept::seal(dir) {
+            Ok(_) => {
+                sealed += 1;
+                println!("sealed {}", dir.display());
+            }
+            Err(e) => problems.push(format!("{e:#}")),
+        }
+    }
+    println!(
+        "{} kept directories under {}: {verified} verified against their manifests, {sealed} checked and sealed",
+        dirs.len(),
+        args.out.display()
+    );
+    if !problems.is_empty() {
+        anyhow::bail!(
+            "{} problems (nothing sealed where one was found; delete a damaged directory to measure that model again, or restore it from git):\n  {}",
+            problems.len(),
+            problems.join("\n  ")
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unsealed_directory_with_a_stray_or_unpaired_file_is_not_sealed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("mlm-seed1-0123456789ab");
+        std::fs::create_dir_all(&dir).unwrap();
+        let row = TidyRow {
+            value: 0.25,
+            n: 4,
+            ..TidyRow::template("", "transformer-mlm", "embedding")
+        };
+        output::write_csv(&dir.join("scores-aaaaaaaaaaaa.csv"), &[row]).unwrap();
+        std::fs::write(dir.join("notes.txt"), "by hand\n").unwrap();
+        let problems = check_unsealed(&dir).unwrap_err();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].contains("notes.txt: not a file the study keeps"));
+        assert!(
+            problems[1].contains("scores-aaaaaaaaaaaa.csv: kept without items-aaaaaaaaaaaa.csv.gz")
+        );
+        std::fs::remove_file(dir.join("notes.txt")).unwrap();
+        output::write_items(&dir.join("items-aaaaaaaaaaaa.csv.gz"), &[]).unwrap();
+        let rows = check_unsealed(&dir).unwrap();
+        assert_eq!(rows["scores-aaaaaaaaaaaa.csv"], 1);
+    }
+
+    #[test]
+    fn file_kinds_and_labels_are_read_from_names() {
+        assert_eq!(
+            kind_of("scores-a797664ab038.csv"),
+            ("scores.csv".into(), Some("a797664ab038".into()))
+        );
+        assert_eq!(
+            kind_of("items-a797664ab038.csv.gz"),
+            ("items.csv.gz".into(), Some("a797664ab038".into()))
+        );
+        assert_eq!(kind_of("curve.csv"), ("curve.csv".into(), None));
+        assert_eq!(
+            label_of(Path::new("m/mlm-untied-head-seed12-0123456789ab")),
+            "mlm-untied-head"
+        );
+    }
+}

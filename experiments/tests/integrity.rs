@@ -1,0 +1,433 @@
+//! Kept measurements that cannot be silently wrong, and one writer per `--out`, tried as a
+//! hostile user would: damaged kept files refused by name with nothing under `--out`
+//! changed, two experiments on one `--out`, a `--jobs` parent killed outright, and a toy run
+//! that must not write into the committed results.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_experiments"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The repository root, read at run time (a target directory shared between clones may run a
+/// test binary compiled in another clone).
+fn repo_root() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
+        .join("..")
+}
+
+/// Every file under `dir` but the run cache, the logs and the lock, with its bytes.
+fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_owned();
+            let first = rel.components().next().unwrap().as_os_str().to_owned();
+            if first == "runs" || first == "logs" || rel.ends_with(".lock") {
+                continue;
+            }
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "cp -a {} {}", from.display(), to.display());
+}
+
+/// The only file under `dir` matching `pattern` (a path with one `*` in its last part).
+fn one(dir: &Path, sub: &str, prefix: &str, suffix: &str) -> PathBuf {
+    let found: Vec<PathBuf> = std::fs::read_dir(dir.join(sub))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with(prefix) && n.ends_with(suffix)
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{sub}/{prefix}*{suffix}: {found:?}");
+    found.into_iter().next().unwrap()
+}
+
+fn measured(out: &Path, prefix: &str) -> PathBuf {
+    one(out, "measurements", prefix, "")
+}
+
+fn truncate_lines(path: &Path, keep: usize) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let head: String = text.lines().take(keep).map(|l| format!("{l}\n")).collect();
+    std::fs::write(path, head).unwrap();
+}
+
+/// A value of a scores file replaced by NaN, its length otherwise unchanged.
+fn poison_first_value(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let mut fields: Vec<String> = lines[2].split(',').map(String::from).collect();
+    fields[6] = "NaN".into(); // the `value` column
+    lines[2] = fields.join(",");
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+/// Runs `args` on a copy of `base` damaged by `damage`; the run must fail naming `needle`,
+/// and every file under the copy but the damaged ones must be as it was.
+fn refused(base: &Path, args: &[&str], damage: impl Fn(&Path), needle: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("out");
+    copy_dir(base, &copy);
+    damage(&copy);
+    let before = files(&copy);
+    let o = run(&[args, &["--out", copy.to_str().unwrap()]].concat());
+    assert!(!o.status.success(), "a damaged copy ran: {needle}");
+    let err = stderr(&o);
+    assert!(err.contains(needle), "stderr lacks {needle:?}: {err}");
+    assert_eq!(
+        files(&copy).keys().collect::<Vec<_>>(),
+        before.keys().collect::<Vec<_>>()
+    );
+    for (path, bytes) in files(&copy) {
+        assert!(before[&path] == bytes, "{} changed", path.display());
+    }
+}
+
+/// Spawns a run with its stdout piped, and returns it with the first line it printed.
+fn start(args: &[&str]) -> (Child, BufReader<std::process::ChildStdout>, String) {
+    let mut child = bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        // Not piped: nobody reads it while the run goes on, and a full pipe would stall it.
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    (child, out, first)
+}
+
+const TOY: &[&str] = &["--exp", "analogy", "--quick", "--seed", "1", "--jobs", "1"];
+
+/// Two experiments on one `--out`: the second refuses at once naming the first, which ends as
+/// one alone does; then each damaged kept file is refused by name, and nothing changes.
+#[test]
+fn one_writer_per_out_and_damaged_kept_files_are_refused_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("study");
+    let out_s = out.to_str().unwrap();
+    let args = [TOY, &["--out", out_s]].concat();
+
+    let (mut first, mut first_out, line) = start(&args);
+    assert!(!line.is_empty(), "the first run printed nothing");
+    let asked = Instant::now();
+    let second = run(&args);
+    assert!(
+        asked.elapsed() < Duration::from_secs(30),
+        "the second run did not refuse at once"
+    );
+    assert!(!second.status.success());
+    let err = stderr(&second);
+    assert!(
+        err.contains(&format!(
+            "--out {out_s} is in use by process {}",
+            first.id()
+        )),
+        "{err}"
+    );
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut first_out, &mut rest).unwrap();
+    assert!(first.wait().unwrap().success(), "{line}{rest}");
+    let written = files(&out);
+    assert!(written.contains_key(Path::new("analogy/analogy.csv")));
+
+    // Alone again on a copy: nothing to train, the same CSVs and figures byte for byte.
+    let again = tmp.path().join("again");
+    copy_dir(&out, &again);
+    let o = run(&[TOY, &["--out", again.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("every model's measurements are kept"));
+    assert_eq!(files(&again), written);
+
+    // Every kept directory has its manifest.
+    let mlm = measured(&out, "mlm-seed1-");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(mlm.join("manifest.json")).unwrap()).unwrap();
+    let listed = manifest["files"].as_object().unwrap();
+    assert!(listed.contains_key("curve.csv") && listed.contains_key("time.csv"));
+
+    let rel = |p: &Path| p.strip_prefix(&out).unwrap().to_owned();
+    let scores = rel(&one(
+        &out,
+        mlm.strip_prefix(&out).unwrap().to_str().unwrap(),
+        "scores-",
+        ".csv",
+    ));
+    let items = rel(&one(
+        &out,
+        mlm.strip_prefix(&out).unwrap().to_str().unwrap(),
+        "items-",
+        ".csv.gz",
+    ));
+    let scores_name = scores.file_name().unwrap().to_string_lossy().into_owned();
+    let items_name = items.file_name().unwrap().to_string_lossy().into_owned();
+
+    // A scores file cut to its first 5 lines.
+    refused(
+        &out,
+        TOY,
+        |c| truncate_lines(&c.join(&scores), 5),
+        &format!("{scores_name}: changed since it was kept"),
+    );
+    // A NaN written into a scores file.
+    refused(
+        &out,
+        TOY,
+        |c| poison_first_value(&c.join(&scores)),
+        &format!("{scores_name}: changed since it was kept"),
+    );
+    // A NaN in a loss curve with the manifest deleted, as if written before manifests: `seal`
+    // refuses it by its line, and the directory stays refused.
+    refused(
+        &out,
+        TOY,
+        |c| {
+            let curve = c.join(&scores).with_file_name("curve.csv");
+            let text = std::fs::read_to_string(&curve).unwrap();
+            let mut lines: Vec<String> = text.lines().map(String::from).collect();
+            let mut fields: Vec<String> = lines[1].split(',').map(String::from).collect();
+            fields[2] = "NaN".into(); // the `loss` column
+            lines[1] = fields.join(",");
+            std::fs::write(&curve, lines.join("\n") + "\n").unwrap();
+            std::fs::remove_file(curve.with_file_name("manifest.json")).unwrap();
+            let o = run(&["--exp", "seal", "--out", c.to_str().unwrap()]);
+            assert!(!o.status.success(), "a NaN was sealed");
+            assert!(
+                stderr(&o).contains("curve.csv:2: column loss is NaN"),
+                "{}",
+                stderr(&o)
+            );
+        },
+        "manifest.json: missing",
+    );
+    // A per-item file cut in half.
+    refused(
+        &out,
+        TOY,
+        |c| {
+            let p = c.join(&items);
+            let bytes = std::fs::read(&p).unwrap();
+            std::fs::write(&p, &bytes[..bytes.len() / 2]).unwrap();
+        },
+        &format!("{items_name}: changed since it was kept"),
+    );
+    // A kept file deleted: not measured again in silence.
+    refused(
+        &out,
+        TOY,
+        |c| std::fs::remove_file(c.join(&items)).unwrap(),
+        &format!("{items_name}: listed in"),
+    );
+    // A file no manifest lists.
+    refused(
+        &out,
+        TOY,
+        |c| std::fs::write(c.join(&scores).with_file_name("notes.csv"), "a\n1\n").unwrap(),
+        "notes.csv: not listed in",
+    );
+}
+
+/// The committed study, damaged as the issue found it: refused by name, nothing changed.
+#[test]
+fn the_committed_measurements_verify_and_damage_to_them_is_refused() {
+    let root = repo_root();
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("results");
+    std::fs::create_dir_all(&copy).unwrap();
+    for part in ["measurements", "analogy"] {
+        copy_dir(&root.join("results").join(part), &copy.join(part));
+    }
+    // Every committed directory verifies against its committed manifest.
+    let o = run(&["--exp", "seal", "--out", copy.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("verified against their manifests, 0 checked and sealed"),
+        "{said}"
+    );
+
+    let analogy = ["--exp", "analogy", "--jobs", "1"];
+    let mlm = measured(&copy, "mlm-seed1-");
+    let sub = mlm
+        .strip_prefix(&copy)
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let scores = one(&copy, &sub, "scores-", ".csv");
+    let rel = scores.strip_prefix(&copy).unwrap().to_owned();
+    let name = rel.file_name().unwrap().to_string_lossy().into_owned();
+    refused(
+        &copy,
+        &analogy,
+        |c| truncate_lines(&c.join(&rel), 5),
+        &format!("{name}: changed since it was kept"),
+    );
+    refused(
+        &copy,
+        &analogy,
+        |c| poison_first_value(&c.join(&rel)),
+        &format!("{name}: changed since it was kept"),
+    );
+
+    // Sealing a directory written before manifests: the same cut is caught by its siblings'
+    // length, and the intact ones are sealed.
+    let m = copy.join(&sub).join("manifest.json");
+    std::fs::remove_file(&m).unwrap();
+    let o = run(&["--exp", "seal", "--out", copy.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(m.is_file());
+    std::fs::remove_file(&m).unwrap();
+    truncate_lines(&copy.join(&rel), 5);
+    let o = run(&["--exp", "seal", "--out", copy.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains(&format!("{name}: 4 rows, where 2 other seeds of mlm have")),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!m.exists(), "a damaged directory was sealed");
+}
+
+/// `--quick` without `--out` writes to results-quick/, never into results/.
+#[test]
+fn a_toy_run_without_out_does_not_write_into_the_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = bin()
+        .args(["--exp", "word2vec", "--quick"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!tmp.path().join("results").exists());
+    assert!(tmp.path().join("results-quick/word2vec/eval.csv").is_file());
+}
+
+fn signal(pid: u32, name: &str) {
+    let _ = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .status();
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie has exited; only its parent's wait is missing.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// A `--jobs` parent killed outright takes its children with it, and a rerun resumes cleanly
+/// to the results of a run alone.
+#[cfg(target_os = "linux")]
+#[test]
+fn children_die_with_a_killed_parent_and_a_rerun_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("killed");
+    let out_s = out.to_str().unwrap();
+    let args = [
+        "--exp", "frozen", "--quick", "--seed", "1", "--jobs", "2", "--out", out_s,
+    ];
+    let (mut parent, mut lines, _) = start(&args);
+    let mut children = Vec::new();
+    let mut line = String::new();
+    while children.len() < 2 {
+        line.clear();
+        assert!(
+            lines.read_line(&mut line).unwrap() > 0,
+            "no children started"
+        );
+        if let Some(pid) = line
+            .trim()
+            .strip_suffix(')')
+            .and_then(|l| l.rsplit_once("(process "))
+            .and_then(|(_, pid)| pid.parse::<u32>().ok())
+        {
+            children.push(pid);
+        }
+    }
+    // Let them get into their work, then stop them there: a stopped child cannot finish on
+    // its own before the check below, so only its parent's death can end it (SIGKILL ends a
+    // stopped process too).
+    std::thread::sleep(Duration::from_millis(1000));
+    for c in &children {
+        signal(*c, "STOP");
+        assert!(alive(*c), "child {c} ended before its parent was killed");
+    }
+    parent.kill().unwrap(); // SIGKILL
+    parent.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while children.iter().any(|&c| alive(c)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let orphans: Vec<u32> = children.iter().copied().filter(|&c| alive(c)).collect();
+    for &c in &orphans {
+        signal(c, "KILL");
+    }
+    assert!(
+        orphans.is_empty(),
+        "children {orphans:?} outlived their killed parent"
+    );
+    let again = run(&args);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let alone = tmp.path().join("alone");
+    let o = run(&[
+        "--exp",
+        "frozen",
+        "--quick",
+        "--seed",
+        "1",
+        "--jobs",
+        "2",
+        "--out",
+        alone.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for file in ["frozen/frozen.csv", "frozen/summary.csv"] {
+        assert_eq!(
+            std::fs::read_to_string(out.join(file)).unwrap(),
+            std::fs::read_to_string(alone.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+}
