@@ -49,9 +49,12 @@ impl Baseline {
         if !parent.join("analogy").join("measurements.csv").is_file() {
             return Ok(None);
         }
-        let shown = match super::readme_markers(out) {
-            Some(_) => "results/".to_string(),
-            None => format!("{}/", parent.display()),
+        // The repository's own results are named as a reader of the repository sees them.
+        let results = std::fs::canonicalize(crate::paths::repo_root().join("results")).ok();
+        let shown = if results.is_some() && std::fs::canonicalize(parent).ok() == results {
+            "results/".to_string()
+        } else {
+            format!("{}/", parent.display())
         };
         Ok(Some(Baseline {
             // The paper's own roles (paper.toml's defaults).

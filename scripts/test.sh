@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The project's test command (the README's, and what CI runs): every test of the workspace,
+# on a fresh machine with nothing installed by hand.
+#
+# The wgpu tests need a Vulkan adapter. Where there is no GPU driver, Mesa's software Vulkan
+# driver (lavapipe) provides one: it is installed here from Debian's packages when no Vulkan
+# driver is registered (root, or sudo, the first time).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1; then
+  echo "no Vulkan driver registered: installing Mesa's software one (mesa-vulkan-drivers) for the wgpu tests" >&2
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq mesa-vulkan-drivers >/dev/null
+fi
+
+# --no-fail-fast: a failing test binary does not hide the results of the others.
+exec cargo test --workspace --no-fail-fast "$@"
