@@ -2,12 +2,17 @@
 //! sampling of benchmark items (questions, word pairs) and of training seeds, exact tests for
 //! paired right/wrong outcomes, and chance bands from permutation nulls.
 //!
-//! * [`paired_bootstrap`]: the difference of a statistic between two representations scored on
-//!   the same items, with a percentile interval from resampling items and seeds together
-//!   (each resample draws seeds with replacement and items with replacement, the same items for
-//!   both representations and every drawn seed). Seeds and items are the two sources of noise:
-//!   a benchmark of 300 pairs moves a Spearman rho by about ±0.1 on its own, which three seeds
-//!   alone cannot show.
+//! * [`item_and_seed_interval`]: a statistic of one representation, or its difference between
+//!   two scored on the same items, averaged over seeds, with an interval that carries both
+//!   sources of noise: the items (resampled, or the units they are built from, such as an
+//!   analogy question's two word pairs) and the seeds (their spread, at the seed count's
+//!   degrees of freedom). A benchmark of 300 pairs moves a Spearman rho by about ±0.1 on its
+//!   own, which three seeds alone cannot show; three seeds that disagree widen it as a t
+//!   interval over three draws does.
+//! * [`paired_bootstrap`]: the same statistic with a percentile interval from resampling seeds
+//!   with replacement together with items. Its interval cannot leave the range of the seeds it
+//!   has, so it understates the seed term with few seeds; kept for a quantity measured on one
+//!   model (a single "seed"), where the two agree.
 //! * [`mcnemar_exact`]: two representations answering the same analogy questions; only the
 //!   discordant questions (right by one, wrong by the other) carry information, and under the
 //!   null each goes either way with probability 1/2.
@@ -113,6 +118,175 @@ pub fn paired_bootstrap<T>(
         })
         .collect();
     percentile_interval(estimate, draws, level)
+}
+
+/// Two-sided 97.5% quantiles of Student's t for 1..=30 degrees of freedom.
+const T975: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
+];
+
+/// Tabulated 97.5% quantiles beyond 30 degrees of freedom, and the normal's at infinity.
+const T975_TAIL: [(f64, f64); 4] = [
+    (40.0, 2.021),
+    (60.0, 2.000),
+    (120.0, 1.980),
+    (f64::INFINITY, 1.959_964),
+];
+
+/// The 97.5% quantile of Student's t with `df` degrees of freedom, NaN below 1: exact (to the
+/// table's 3 decimals) at whole df up to 30 and at 40, 60, 120 and infinity, and linear in
+/// 1/df in between. A Welch-Satterthwaite df is fractional and comes from estimated variances,
+/// so the quantile must not jump between neighbouring df; the quantile is convex in 1/df, so
+/// the interpolation errs slightly wide (at df 2.8: 3.342 against the exact 3.315).
+pub fn t975(df: f64) -> f64 {
+    if !(df >= 1.0) {
+        return f64::NAN;
+    }
+    let mut points: Vec<(f64, f64)> = (1..=30).map(|k| (k as f64, T975[k - 1])).collect();
+    points.extend(T975_TAIL);
+    let inv = 1.0 / df;
+    for w in points.windows(2) {
+        let ((d0, t0), (d1, t1)) = (w[0], w[1]);
+        if df <= d1 {
+            let (x0, x1) = (1.0 / d0, 1.0 / d1);
+            return t0 + (t1 - t0) * (x0 - inv) / (x0 - x1);
+        }
+    }
+    1.959_964
+}
+
+/// Welch-Satterthwaite degrees of freedom of `v_items + v_seeds`, where `v_seeds` is a
+/// variance estimated from `k` seeds (`k - 1` df) and `v_items` counts as known (infinite
+/// df): `(v_items + v_seeds)^2 / (v_seeds^2 / (k - 1))`.
+pub fn satterthwaite_df(v_items: f64, v_seeds: f64, k: usize) -> f64 {
+    if v_seeds == 0.0 || k < 2 {
+        return f64::INFINITY;
+    }
+    let total = v_items + v_seeds;
+    total * total / (v_seeds * v_seeds / (k - 1) as f64)
+}
+
+/// The seed mean of `stat(a[s]) - stat(b[s])` (or of `stat(a[s])` alone), with a 95% interval
+/// that carries both sources of variation at the seed count's degrees of freedom.
+///
+/// With `k` seeds scored on one shared set of items, the seed mean varies with the items drawn
+/// and with the seeds trained. Its variance is estimated as the sum of
+/// * the item term `v_items`: the variance, over `resamples` resamples of the items (every
+///   seed kept, the same items for all), of the seed mean; and
+/// * the seed term `v_seeds = s^2 / k`, where `s` is the standard deviation of the `k` per-seed
+///   statistics on all items (items fixed, what differs between them is the seed, and how each
+///   seed's errors fall on these items: that seed-by-item part is in the item term too, so
+///   the sum is slightly wide, never narrow),
+///
+/// and the interval is `estimate +- t975(df) sqrt(v_items + v_seeds)`, with the
+/// Welch-Satterthwaite df `(v_items + v_seeds)^2 / (v_seeds^2 / (k - 1))` (the item term, from
+/// thousands of resamples, counts as known). Where the seeds disagree and the items do not, this
+/// is the t interval over seeds with `k - 1` df; where the seeds agree, the item bootstrap's
+/// normal interval. A resample that draws no item, or whose statistic is not finite, is left
+/// out; with fewer than two left, the interval is undefined (NaN), never of zero width. [`paired_bootstrap`], which draws seeds with replacement as well, cannot
+/// leave the range of the seeds it has: with 3 seeds its interval never falls below the
+/// weakest seed, whatever their spread says about a fourth.
+///
+/// `units`, when given, names the units each item is built from (ids from 0), and the item
+/// term resamples units instead of items: units are drawn with replacement, and an item enters
+/// a resample once for every combination of its units' draws (the product of their counts).
+/// Items that share material are not independent draws: an analogy question `a:b :: c:d` is
+/// built from two word pairs, each of which makes many questions (most of Google's sections
+/// hold every ordered combination of their pairs), so they resample as `[pair(a,b), pair(c,d)]`;
+/// one unit per item is a cluster bootstrap. With one seed the seed term cannot be estimated
+/// and is left out: the interval then says nothing about another seed.
+pub fn item_and_seed_interval<T>(
+    a: &[T],
+    b: Option<&[T]>,
+    n_items: usize,
+    units: Option<&[Vec<usize>]>,
+    stat: impl Fn(&T, &[usize]) -> f64,
+    resamples: usize,
+    seed: u64,
+) -> Interval {
+    assert!(!a.is_empty(), "no seeds");
+    if let Some(b) = b {
+        assert_eq!(a.len(), b.len(), "the same seeds for both representations");
+    }
+    if let Some(u) = units {
+        assert_eq!(u.len(), n_items, "the units of every item");
+    }
+    let diff =
+        |s: usize, items: &[usize]| stat(&a[s], items) - b.map_or(0.0, |b| stat(&b[s], items));
+    let k = a.len();
+    let all: Vec<usize> = (0..n_items).collect();
+    let per_seed: Vec<f64> = (0..k).map(|s| diff(s, &all)).collect();
+    let estimate = per_seed.iter().sum::<f64>() / k as f64;
+    let v_seeds = if k > 1 {
+        per_seed.iter().map(|d| (d - estimate).powi(2)).sum::<f64>() / (k - 1) as f64 / k as f64
+    } else {
+        0.0
+    };
+    // The units these items use, numbered 0.. (a subset of a benchmark's items leaves others
+    // out, and a resample draws as many units as the items use).
+    let units: Option<Vec<Vec<usize>>> = units.map(|u| {
+        let mut ids = std::collections::HashMap::new();
+        u.iter()
+            .map(|of| {
+                of.iter()
+                    .map(|x| {
+                        let next = ids.len();
+                        *ids.entry(*x).or_insert(next)
+                    })
+                    .collect()
+            })
+            .collect()
+    });
+    let units = units.as_deref();
+    let n_units = units.map_or(n_items, |u| {
+        u.iter().flatten().map(|&x| x + 1).max().unwrap_or(0)
+    });
+    let mut rng = SplitMix64::new(seed);
+    let mut items = Vec::with_capacity(n_items);
+    let mut drawn = vec![0usize; n_units];
+    let draws: Vec<f64> = (0..resamples)
+        .map(|_| {
+            items.clear();
+            match units {
+                None => items.extend((0..n_items).map(|_| index(&mut rng, n_items))),
+                Some(u) => {
+                    drawn.iter_mut().for_each(|m| *m = 0);
+                    for _ in 0..n_units {
+                        drawn[index(&mut rng, n_units)] += 1;
+                    }
+                    for (i, of) in u.iter().enumerate() {
+                        let times: usize = of.iter().map(|&x| drawn[x]).product();
+                        items.extend(std::iter::repeat_n(i, times));
+                    }
+                }
+            }
+            if items.is_empty() {
+                return f64::NAN;
+            }
+            (0..k).map(|s| diff(s, &items)).sum::<f64>() / k as f64
+        })
+        .filter(|d| d.is_finite())
+        .collect();
+    let v_items = if draws.len() > 1 {
+        let m = draws.iter().sum::<f64>() / draws.len() as f64;
+        draws.iter().map(|d| (d - m).powi(2)).sum::<f64>() / (draws.len() - 1) as f64
+    } else {
+        f64::NAN
+    };
+    let total = v_items + v_seeds;
+    let half = if total == 0.0 {
+        0.0
+    } else {
+        t975(satterthwaite_df(v_items, v_seeds, k)) * total.sqrt()
+    };
+    Interval {
+        estimate,
+        lo: estimate - half,
+        hi: estimate + half,
+        level: 0.95,
+    }
 }
 
 /// Mean of the 0/1 outcomes at `items`: accuracy, as [`paired_bootstrap`]'s statistic.
@@ -271,6 +445,142 @@ mod tests {
         let ci = paired_bootstrap(&seeds, None, 1000, accuracy, 2000, 0.95, 3);
         assert!((ci.estimate - 0.5).abs() < 1e-12);
         assert!(ci.lo < 0.4 && ci.hi > 0.6, "{ci:?}");
+    }
+
+    /// Per-seed data whose statistic ignores the items: seeds disagree, items agree.
+    fn constant(x: &f64, _items: &[usize]) -> f64 {
+        *x
+    }
+
+    #[test]
+    fn where_seeds_disagree_and_items_agree_the_interval_is_the_t_interval_over_seeds() {
+        // The frozen-input case: per-seed differences 0.008, 0.0004, 0.017. Mean
+        // 0.00847, sd 0.008311, se 0.004799, t(2) 4.303: [-0.01218, 0.02912].
+        let a = [0.008, 0.0004, 0.017];
+        let ci = item_and_seed_interval(&a, None, 50, None, constant, 500, 1);
+        assert!((ci.estimate - 0.0084667).abs() < 1e-6, "{ci:?}");
+        assert!(
+            (ci.lo + 0.0121778).abs() < 1e-6 && (ci.hi - 0.0291111).abs() < 1e-6,
+            "{ci:?}"
+        );
+        assert!(!ci.excludes_zero());
+        // The joint bootstrap over the same three seeds never leaves their range.
+        let boot = paired_bootstrap(&a, None, 50, constant, 2000, 0.95, 1);
+        assert!(boot.lo >= 0.0004 && boot.hi <= 0.017, "{boot:?}");
+        // As a difference of two representations: the same.
+        let b = [0.0, 0.0, 0.0];
+        let d = item_and_seed_interval(&a, Some(&b), 50, None, constant, 500, 1);
+        assert!((d.lo - ci.lo).abs() < 1e-12 && (d.hi - ci.hi).abs() < 1e-12);
+    }
+
+    #[test]
+    fn where_seeds_agree_the_interval_is_the_item_bootstraps() {
+        // Three identical seeds, 400 items half right: no seed term, and the item term gives
+        // the normal-theory 0.5 +- 1.96 sqrt(0.25 / 400) = 0.5 +- 0.049.
+        let correct: Vec<bool> = (0..400).map(|i| i % 2 == 0).collect();
+        let seeds = vec![correct.clone(), correct.clone(), correct];
+        let ci = item_and_seed_interval(&seeds, None, 400, None, accuracy, 4000, 2);
+        assert_eq!(ci.estimate, 0.5);
+        assert!((ci.hi - ci.estimate - 0.049).abs() < 0.004, "{ci:?}");
+    }
+
+    #[test]
+    fn clustered_items_are_resampled_together() {
+        // 400 items in 40 clusters of 10 that are all right or all wrong: 40 independent draws,
+        // not 400, so the item term is sqrt(10) times wider: 0.5 +- 1.96 sqrt(0.25 / 40).
+        let correct: Vec<bool> = (0..400).map(|i| (i / 10) % 2 == 0).collect();
+        let clusters: Vec<Vec<usize>> = (0..400).map(|i| vec![i / 10]).collect();
+        let one = [correct];
+        let flat = item_and_seed_interval(&one, None, 400, None, accuracy, 4000, 3);
+        let grouped = item_and_seed_interval(&one, None, 400, Some(&clusters), accuracy, 4000, 3);
+        assert!((flat.hi - 0.5 - 0.049).abs() < 0.005, "{flat:?}");
+        assert!((grouped.hi - 0.5 - 0.155).abs() < 0.015, "{grouped:?}");
+    }
+
+    #[test]
+    fn analogy_questions_resample_by_the_word_pairs_they_are_built_from() {
+        // 20 word pairs, every ordered combination a question (380), answered right exactly
+        // when its first pair is an even one: the outcome is a property of 20 pairs, not of 380
+        // independent questions. Resampling pairs, the accuracy's sd is about that of a mean of
+        // 20 draws, sqrt(0.25 / 20) = 0.112 (a 95% half-width near 0.22); resampling questions
+        // as if independent, sqrt(0.25 / 380) = 0.026.
+        let mut units = Vec::new();
+        let mut correct = Vec::new();
+        for p in 0..20 {
+            for q in 0..20 {
+                if p != q {
+                    units.push(vec![p, q]);
+                    correct.push(p % 2 == 0);
+                }
+            }
+        }
+        let one = [correct];
+        let flat = item_and_seed_interval(&one, None, 380, None, accuracy, 4000, 4);
+        let pairs = item_and_seed_interval(&one, None, 380, Some(&units), accuracy, 4000, 4);
+        assert!((flat.hi - flat.estimate - 0.050).abs() < 0.006, "{flat:?}");
+        let half = pairs.hi - pairs.estimate;
+        assert!(half > 0.17 && half < 0.27, "{pairs:?}");
+        // A resample keeps an item as often as the product of its units' counts.
+        let one_unit: Vec<Vec<usize>> = (0..380).map(|i| vec![i]).collect();
+        let same = item_and_seed_interval(&one, None, 380, Some(&one_unit), accuracy, 4000, 4);
+        assert!(((same.hi - same.estimate) - (flat.hi - flat.estimate)).abs() < 0.006);
+    }
+
+    #[test]
+    fn t_quantiles_match_tables_and_move_smoothly_between_them() {
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(t975(1.0), 12.706) && close(t975(2.0), 4.303) && close(t975(30.0), 2.042));
+        assert!(close(t975(60.0), 2.000) && close(t975(f64::INFINITY), 1.959_964));
+        // Between 2 and 3 df, linear in 1/df: at 2.8, 4.303 - (0.5 - 1/2.8) / (1/6) * 1.121,
+        // a little above the exact 3.315 (wide, never narrow).
+        let t = t975(2.8);
+        assert!((t - 3.3421).abs() < 1e-3 && t > 3.315, "{t}");
+        // No jump across a whole df: the report's 2.96 and 3.01 get nearly the same quantile.
+        assert!((t975(2.96) - t975(3.01)).abs() < 0.1);
+        let mut last = f64::INFINITY;
+        for i in 10..2000 {
+            let t = t975(i as f64 / 10.0);
+            assert!(t <= last, "not decreasing at df {}", i as f64 / 10.0);
+            last = t;
+        }
+        assert!(t975(0.5).is_nan());
+    }
+
+    #[test]
+    fn satterthwaite_combines_a_known_and_an_estimated_variance() {
+        // Equal parts, 3 seeds: (2e-4)^2 / ((1e-4)^2 / 2) = 8 df.
+        assert!((satterthwaite_df(1e-4, 1e-4, 3) - 8.0).abs() < 1e-9);
+        // The seed term alone: its own k - 1.
+        assert!((satterthwaite_df(0.0, 1e-4, 3) - 2.0).abs() < 1e-12);
+        assert!(satterthwaite_df(1e-4, 0.0, 3).is_infinite());
+        // Both terms in one planted case: 3 seeds right on nested sets of 160, 180 and 200 of
+        // 400 items. Per item the seed mean is 1 (160 items), 2/3 (20), 1/3 (20) or 0 (200), so
+        // v_items = (0.42778 - 0.45^2) / 400 = 5.632e-4; v_seeds = var(0.40, 0.45, 0.50) / 3 =
+        // 8.333e-4; df = 1.3965e-3^2 / (8.333e-4^2 / 2) = 5.617; t975(5.617) = 2.4893 (between
+        // 5 and 6 df, linear in 1/df); half-width 2.4893 * sqrt(1.3965e-3) = 0.0930.
+        let seeds: Vec<Vec<bool>> = [160, 180, 200]
+            .iter()
+            .map(|&k| (0..400).map(|i| (i * 7919) % 400 < k).collect())
+            .collect();
+        let ci = item_and_seed_interval(&seeds, None, 400, None, accuracy, 4000, 9);
+        assert!((ci.estimate - 0.45).abs() < 1e-12);
+        assert!((ci.hi - ci.estimate - 0.0930).abs() < 0.003, "{ci:?}");
+    }
+
+    #[test]
+    fn unit_ids_are_renumbered_so_a_subset_of_a_benchmark_resamples_as_a_whole() {
+        // The same units under other ids (a subset of a larger benchmark keeps the larger
+        // set's ids): the same draws, the same interval.
+        let correct: Vec<bool> = (0..60).map(|i| i % 3 == 0).collect();
+        let units: Vec<Vec<usize>> = (0..60).map(|i| vec![i / 6, (i + 1) % 10]).collect();
+        let far: Vec<Vec<usize>> = units
+            .iter()
+            .map(|u| u.iter().map(|x| 1000 + 7 * x).collect())
+            .collect();
+        let one = [correct];
+        let a = item_and_seed_interval(&one, None, 60, Some(&units), accuracy, 500, 6);
+        let b = item_and_seed_interval(&one, None, 60, Some(&far), accuracy, 500, 6);
+        assert_eq!((a.lo, a.hi), (b.lo, b.hi));
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! * [`analogy`]: 3CosAdd and 3CosMul on questions-words files, per section, semantic/syntactic.
 //! * [`similarity`]: Pearson and Spearman against human similarity judgements, OOV counted.
 //! * [`stats`]: the correlation coefficients.
-//! * [`inference`]: paired bootstrap intervals over items and seeds, exact McNemar tests,
-//!   permutation chance bands.
+//! * [`inference`]: intervals that carry both the items' sampling and the seeds' spread, exact
+//!   McNemar and Fisher tests, permutation chance bands.
 //! * [`representations`]: a trained transformer turned into tables of word vectors — its
 //!   embedding matrix, and per layer decontextualized and mean-pooled (aggregated) vectors.
 //! * [`collocation`]: whether words that occur together get similar vectors (PMI pairs vs

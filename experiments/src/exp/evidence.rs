@@ -1,12 +1,15 @@
 //! The report's intervals, from the per-item outcomes every model's measurements keep
 //! (`measurements/<run>/items-<h>.csv.gz`, written by [`super::study::Study::scores`]).
 //!
-//! * A score (an analogy accuracy, a Spearman rho) is the mean over seeds, with a 95% percentile
-//!   interval from resampling items and seeds together ([`paired_bootstrap`]).
+//! * A score (an analogy accuracy, a Spearman rho) is the mean over seeds, with a 95% interval
+//!   that carries both sources of variation: the items (resampled) and the seeds (their spread,
+//!   at the seed count's degrees of freedom), [`item_and_seed_interval`]. An interval from
+//!   resampling seeds with replacement could not fall below the weakest of three seeds.
 //! * A difference between two representations is computed on the items both answer, with the
-//!   same joint resampling, so the interval holds the sampling of questions or pairs (which
-//!   dominates on sets of a few hundred pairs) as well as seed-to-seed variation. Analogies
-//!   also get McNemar's exact test per seed.
+//!   same interval, so it holds the sampling of questions or pairs (which dominates on sets of a
+//!   few hundred pairs) as well as seed-to-seed variation. Analogy questions are resampled by
+//!   the word pairs they are built from (`a:b` and `c:d`, within a section), not as if each
+//!   question were an independent draw. Analogies also get McNemar's exact test per seed.
 //! * A "best layer" is chosen on the *dev* half of a benchmark's items and reported on the other
 //!   (*test*) half: item `i` of benchmark `b` falls in dev or test by a fair coin seeded by `b`
 //!   and `i` ([`half_of`]), the same for every model and seed.
@@ -19,15 +22,16 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
+use analysis::inference::t975;
 use analysis::inference::{
-    mcnemar_exact, paired_bootstrap, permutation_band, spearman_at, Interval, SplitMix64,
+    item_and_seed_interval, mcnemar_exact, permutation_band, spearman_at, Interval, SplitMix64,
 };
 
 use super::eval::Benchmarks;
 use crate::output::{self, decode_cosines, decode_outcomes, ItemRow, TidyRow};
 
-/// Resamples per interval: the 2.5% and 97.5% quantiles of 2,000 draws move by about 1% of
-/// the interval's width between runs; every interval is seeded, so a report is reproducible.
+/// Item resamples per interval: enough that the item variance they estimate moves by a few
+/// percent between resampling seeds; every interval is seeded, so a report is reproducible.
 const RESAMPLES: usize = 2_000;
 const LEVEL: f64 = 0.95;
 
@@ -125,6 +129,26 @@ pub struct Evidence {
     items: HashMap<(Rep, String), BTreeMap<u64, Values>>,
     /// Human scores of each similarity set, in file order.
     gold: HashMap<String, Vec<f64>>,
+    /// Each analogy question's two word pairs, as unit ids, in file order.
+    pairs: HashMap<String, Vec<Vec<usize>>>,
+}
+
+/// The word pairs each question of an analogy set is built from: `a:b` and `c:d`, numbered
+/// within the set (the same pair in two sections is two pairs; case folded, as gensim scores).
+pub fn question_pairs(set: &analysis::analogy::AnalogySet) -> Vec<Vec<usize>> {
+    let mut ids: HashMap<(usize, String, String), usize> = HashMap::new();
+    let mut id = |section: usize, x: &str, y: &str| {
+        let next = ids.len();
+        *ids.entry((section, x.to_lowercase(), y.to_lowercase()))
+            .or_insert(next)
+    };
+    let mut out = Vec::new();
+    for (s, section) in set.sections.iter().enumerate() {
+        for [a, b, c, d] in &section.questions {
+            out.push(vec![id(s, a, b), id(s, c, d)]);
+        }
+    }
+    out
 }
 
 impl Evidence {
@@ -141,7 +165,30 @@ impl Evidence {
         }
         let mut rows = Vec::new();
         for f in &files {
-            rows.extend(crate::kept::read_items(f)?);
+            let read = crate::kept::read_items(f)?;
+            // An analogy file edited since these outcomes were measured: its questions are no
+            // longer the ones the outcomes are of, and neither they nor their word pairs apply.
+            for r in &read {
+                let set = benchmarks.analogy.iter().find(|s| s.name == r.benchmark);
+                if let (Some(set), "3CosAdd") = (set, r.kind.as_str()) {
+                    let n = set
+                        .sections
+                        .iter()
+                        .map(|s| s.questions.len())
+                        .sum::<usize>();
+                    if r.values.chars().count() != n {
+                        anyhow::bail!(
+                            "{}: {} outcomes of {} {} for {}, which now has {n} questions (the analogy file changed since they were measured; measure again)",
+                            f.display(),
+                            r.values.chars().count(),
+                            r.model,
+                            r.representation,
+                            r.benchmark
+                        );
+                    }
+                }
+            }
+            rows.extend(read);
         }
         Ok(Evidence::from_rows(rows, benchmarks))
     }
@@ -167,7 +214,12 @@ impl Evidence {
             .iter()
             .map(|s| (s.name.clone(), s.pairs.iter().map(|p| p.2).collect()))
             .collect();
-        Evidence { items, gold }
+        let pairs = benchmarks
+            .analogy
+            .iter()
+            .map(|set| (set.name.clone(), question_pairs(set)))
+            .collect();
+        Evidence { items, gold, pairs }
     }
 
     /// Takes in `other`'s outcomes with `prefix` before each model name, so that two studies'
@@ -182,6 +234,9 @@ impl Evidence {
         }
         for (name, gold) in other.gold {
             self.gold.entry(name).or_insert(gold);
+        }
+        for (name, pairs) in other.pairs {
+            self.pairs.entry(name).or_insert(pairs);
         }
     }
 
@@ -228,6 +283,10 @@ impl Evidence {
         let seeds = self.seeds(rep, benchmark).expect("checked by common_items");
         match seeds.values().next() {
             Some(Values::Outcomes(_)) => Data::Analogy(
+                self.pairs
+                    .get(benchmark)
+                    .filter(|p| seeds.values().all(|v| v.len() == p.len()))
+                    .map(|p| items.iter().map(|&i| p[i].clone()).collect()),
                 seeds
                     .values()
                     .map(|v| match v {
@@ -278,7 +337,7 @@ impl Evidence {
         let eb = db.estimate(None, seed ^ 1);
         let diff = da.estimate(Some(&db), seed ^ 2).interval;
         let mcnemar = match (&da, &db) {
-            (Data::Analogy(x), Data::Analogy(y)) => x
+            (Data::Analogy(_, x), Data::Analogy(_, y)) => x
                 .iter()
                 .zip(y)
                 .map(|(x, y)| {
@@ -324,7 +383,7 @@ impl Evidence {
                 LEVEL,
                 31,
             )),
-            Data::Analogy(_) => None,
+            Data::Analogy(..) => None,
         }
     }
 }
@@ -339,21 +398,23 @@ pub struct Measured {
 }
 
 enum Data {
-    Analogy(Vec<Vec<bool>>),
+    /// The word pairs each question is built from (unit ids; `None` where the set's questions
+    /// are not known), and each seed's right/wrong per question.
+    Analogy(Option<Vec<Vec<usize>>>, Vec<Vec<bool>>),
     Similarity(Vec<(Vec<f64>, Vec<f64>)>),
 }
 
 impl Data {
     fn seeds(&self) -> usize {
         match self {
-            Data::Analogy(v) => v.len(),
+            Data::Analogy(_, v) => v.len(),
             Data::Similarity(v) => v.len(),
         }
     }
 
     fn n_items(&self) -> usize {
         match self {
-            Data::Analogy(v) => v[0].len(),
+            Data::Analogy(_, v) => v[0].len(),
             Data::Similarity(v) => v[0].0.len(),
         }
     }
@@ -361,7 +422,7 @@ impl Data {
     fn seed_mean(&self) -> f64 {
         let all: Vec<usize> = (0..self.n_items()).collect();
         match self {
-            Data::Analogy(v) => {
+            Data::Analogy(_, v) => {
                 v.iter()
                     .map(|s| analysis::inference::accuracy(s, &all))
                     .sum::<f64>()
@@ -373,35 +434,38 @@ impl Data {
         }
     }
 
-    /// The seed mean (of self - other, when given) with its joint item-and-seed interval.
+    /// The seed mean (of self - other, when given) with its item-and-seed interval.
     fn estimate(&self, other: Option<&Data>, seed: u64) -> Estimate {
         let n = self.n_items();
+        let accuracy = analysis::inference::accuracy;
         let interval = match (self, other) {
-            (Data::Analogy(a), None) => paired_bootstrap(
-                a,
-                None,
-                n,
-                analysis::inference::accuracy,
-                RESAMPLES,
-                LEVEL,
-                seed,
-            ),
-            (Data::Analogy(a), Some(Data::Analogy(b))) => paired_bootstrap(
-                a,
-                Some(b),
-                n,
-                analysis::inference::accuracy,
-                RESAMPLES,
-                LEVEL,
-                seed,
-            ),
+            (Data::Analogy(units, a), None) => {
+                item_and_seed_interval(a, None, n, units.as_deref(), accuracy, RESAMPLES, seed)
+            }
+            (Data::Analogy(units, a), Some(Data::Analogy(_, b))) => {
+                item_and_seed_interval(a, Some(b), n, units.as_deref(), accuracy, RESAMPLES, seed)
+            }
             (Data::Similarity(a), None) => {
-                paired_bootstrap(a, None, n, spearman_at, RESAMPLES, LEVEL, seed)
+                item_and_seed_interval(a, None, n, None, spearman_at, RESAMPLES, seed)
             }
             (Data::Similarity(a), Some(Data::Similarity(b))) => {
-                paired_bootstrap(a, Some(b), n, spearman_at, RESAMPLES, LEVEL, seed)
+                item_and_seed_interval(a, Some(b), n, None, spearman_at, RESAMPLES, seed)
             }
             _ => unreachable!("a difference between an analogy and a similarity score"),
+        };
+        // The t interval is symmetric and can leave the statistic's range (an accuracy near 0,
+        // a rho near 1 on a few pairs); what lies outside is impossible, so it is cut off. An
+        // undefined bound stays undefined (f64::max would turn NaN into the range's end).
+        let (lo, hi) = match (self, other) {
+            (Data::Analogy(..), None) => (0.0, 1.0),
+            (Data::Similarity(_), None) | (Data::Analogy(..), Some(_)) => (-1.0, 1.0),
+            (Data::Similarity(_), Some(_)) => (-2.0, 2.0),
+        };
+        let cut = |x: f64, f: fn(f64, f64) -> f64, end: f64| if x.is_nan() { x } else { f(x, end) };
+        let interval = Interval {
+            lo: cut(interval.lo, f64::max, lo),
+            hi: cut(interval.hi, f64::min, hi),
+            ..interval
         };
         Estimate { interval, items: n }
     }
@@ -429,26 +493,6 @@ pub fn per_seed(rows: &[TidyRow], rep: &Rep, benchmark: &str, metric: &str) -> V
         .collect();
     v.sort_by_key(|x| x.0);
     v.into_iter().map(|x| x.1).collect()
-}
-
-/// Two-sided 97.5% quantiles of Student's t for 1..=30 degrees of freedom (then 1.96).
-const T975: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-    2.052, 2.048, 2.045, 2.042,
-];
-
-fn t975(df: f64) -> f64 {
-    if !(df >= 1.0) {
-        return f64::NAN;
-    }
-    // Rounding the Welch df down keeps the interval conservative.
-    let k = df.floor() as usize;
-    if k <= 30 {
-        T975[k - 1]
-    } else {
-        1.96
-    }
 }
 
 fn mean_var(x: &[f64]) -> (f64, f64) {
@@ -610,6 +654,76 @@ mod tests {
         assert!(
             (band.hi - width).abs() < 0.03 && (band.lo + width).abs() < 0.03,
             "{band:?}"
+        );
+    }
+
+    #[test]
+    fn analogy_scores_resample_the_word_pairs_their_questions_are_built_from() {
+        // 20 word pairs, every ordered combination a question, right exactly when the first
+        // pair is an even one: 20 independent units, not 380 (inference.rs's test of the same
+        // case gives the widths), read here through the questions file and the evidence.
+        let mut text = String::from(": s\n");
+        let mut outcomes = Vec::new();
+        for p in 0..20 {
+            for q in 0..20 {
+                if p != q {
+                    text.push_str(&format!("a{p} b{p} a{q} b{q}\n"));
+                    outcomes.push(Some(p % 2 == 0));
+                }
+            }
+        }
+        let mut b = benchmarks(&[1.0, 2.0, 3.0]);
+        b.analogy =
+            vec![
+                analysis::analogy::AnalogySet::parse(&text, Path::new("q.txt"), "q".into())
+                    .unwrap(),
+            ];
+        let rows: Vec<ItemRow> = (1..=3)
+            .map(|s| row("m", None, "q", "3CosAdd", s, encode_outcomes(&outcomes)))
+            .collect();
+        let paired = Evidence::from_rows(rows.clone(), &b)
+            .score(&Rep::new("m", "static", None), "q", Half::All)
+            .unwrap();
+        let half = paired.interval.hi - paired.interval.estimate;
+        assert!(half > 0.17 && half < 0.27, "{paired:?}");
+        // Without the questions file, as if each question were its own draw.
+        let flat = Evidence::from_rows(rows, &benchmarks(&[1.0, 2.0, 3.0]))
+            .score(&Rep::new("m", "static", None), "q", Half::All)
+            .unwrap();
+        assert!(
+            (flat.interval.hi - flat.interval.estimate - 0.050).abs() < 0.006,
+            "{flat:?}"
+        );
+    }
+
+    #[test]
+    fn an_undefined_interval_stays_undefined() {
+        // One seed, one item: no resample spreads, no seed term: NaN, not the full range.
+        let d = Data::Similarity(vec![(vec![1.0], vec![0.5])]).estimate(None, 1);
+        assert!(d.interval.lo.is_nan() && d.interval.hi.is_nan(), "{d:?}");
+    }
+
+    #[test]
+    fn an_interval_stays_within_what_the_statistic_can_be() {
+        // 3 seeds answering 1, 0 and 2 of 200 questions: the t term alone would reach below 0.
+        let seeds: Vec<Vec<bool>> = [1, 0, 2]
+            .iter()
+            .map(|&k| (0..200).map(|i| i < k).collect())
+            .collect();
+        let d = Data::Analogy(None, seeds).estimate(None, 5);
+        assert!((d.interval.estimate - 0.005).abs() < 1e-12);
+        assert_eq!(d.interval.lo, 0.0);
+        assert!(d.interval.hi > 0.01 && d.interval.hi < 0.03, "{d:?}");
+    }
+
+    #[test]
+    fn analogy_questions_are_numbered_by_their_word_pairs_within_a_section() {
+        let text = ": capital\nAthens Greece Oslo Norway\nathens greece Rome Italy\nOslo Norway Athens Greece\n: gram\nAthens Greece Oslo Norway\n";
+        let set =
+            analysis::analogy::AnalogySet::parse(text, Path::new("q.txt"), "q".into()).unwrap();
+        assert_eq!(
+            question_pairs(&set),
+            vec![vec![0, 1], vec![0, 2], vec![1, 0], vec![3, 4]]
         );
     }
 

@@ -5,9 +5,10 @@
 //!
 //! Two kinds of line:
 //! - a **level** (a score, a loss, a z-score) gets the change, study - 800 steps, with its 95%
-//!   interval: a paired bootstrap over the benchmark's items and the seeds when items stand
-//!   behind it (seed i of one budget beside seed i of the other: the models are independent, so
-//!   the pairing only makes both sides draw the same items), else a Welch t interval over seeds;
+//!   interval: items resampled and the seeds' spread at their degrees of freedom when items
+//!   stand behind it (seed i of one budget beside seed i of the other: the models are
+//!   independent, so the pairing only makes both sides draw the same items), else a Welch t
+//!   interval over seeds;
 //! - a **contrast** (a - b inside one budget: word2vec against the transformer, shared against
 //!   separate W_Q/W_K, frozen against trained input) gets each budget's interval and verdict,
 //!   and the answer *changed* when the verdicts differ (higher / lower / no difference shown).
@@ -444,7 +445,7 @@ impl Table<'_> {
         let w = &mut md;
         let (oc, nc) = (self.old.cast, self.study.cast);
         let _ = writeln!(w, "### What changed from the 800-step models\n");
-        let _ = writeln!(w, "Each question's answer from the 800-step models (the paper's results in `{shown}`) beside this study's. A level (a score, a loss, a z-score) gets the change \"study - 800 steps\" with its 95% interval (items and seeds resampled together where items stand behind it, else a Welch t interval over seeds) and rose / fell / no change shown; a contrast \"a - b\" inside each budget gets each budget's verdict, and the answer **changed** when the verdicts differ. Best layers are chosen on the dev half in each budget separately and scored on the test half. Where the two columns use different models for a role, the label names both.\n");
+        let _ = writeln!(w, "Each question's answer from the 800-step models (the paper's results in `{shown}`) beside this study's. A level (a score, a loss, a z-score) gets the change \"study - 800 steps\" with its 95% interval (items resampled and the seeds' spread at their degrees of freedom where items stand behind it, else a Welch t interval over seeds) and rose / fell / no change shown; a contrast \"a - b\" inside each budget gets each budget's verdict, and the answer **changed** when the verdicts differ. Best layers are chosen on the dev half in each budget separately and scored on the test half. Where the two columns use different models for a role, the label names both.\n");
 
         let sgns = ModelId::Sgns.name();
         let role = |o: ModelId, n: ModelId| {
