@@ -8,11 +8,13 @@
 //! each file it lists:
 //!
 //! ```json
-//! { "version": 1, "config_hash": "<the hash in the directory's name>",
+//! { "version": 1, "run": "<the directory's name>", "config_hash": "<the hash in it>",
 //!   "files": { "scores-<h>.csv": { "rows": <CSV records>, "sha256": "<hex>" }, … } }
 //! ```
 //!
-//! `config_hash` is the hash in the directory's name (the model's config hash, [`crate::runs`]);
+//! `run` is the directory's name (model, seed and config hash: two models of one config, such as
+//! a trained model and its untrained control, share the hash), `config_hash` the model's config
+//! hash in it ([`crate::runs`]);
 //! the settings a file was measured under are hashed into its own name. Reading a kept file
 //! ([`read_csv`], [`read_items`]) checks, before a byte of it is used: that the directory has a
 //! manifest naming this directory's hash; that every file the manifest lists is there and no
@@ -58,7 +60,10 @@ pub const VERSION: u32 = 1;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     pub version: u32,
-    /// The model's config hash, as in the directory's name (`<label>-seed<s>-<hash>`).
+    /// The directory's name (`<label>-seed<s>-<hash>`): a directory copied or renamed under
+    /// another model's name is refused.
+    pub run: String,
+    /// The model's config hash, as in the directory's name.
     pub config_hash: String,
     /// Every file of the directory but the manifest, by name.
     pub files: BTreeMap<String, Entry>,
@@ -85,6 +90,13 @@ pub enum Before {
     Absent,
     /// Its earlier version (rows, SHA-256).
     Was { rows: usize, sha256: String },
+}
+
+/// A kept directory's name.
+fn name_of(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// The config hash a kept directory's name carries (after its last `-`).
@@ -209,6 +221,7 @@ pub fn seal(dir: &Path) -> anyhow::Result<Manifest> {
     }
     let manifest = Manifest {
         version: VERSION,
+        run: name_of(dir),
         config_hash: config_hash_of(dir),
         files,
     };
@@ -229,7 +242,7 @@ pub fn manifest(dir: &Path) -> anyhow::Result<Option<Manifest>> {
             return Ok(None);
         }
         anyhow::bail!(
-            "{}: missing, so {} cannot be checked (a directory written before manifests existed is checked and sealed once by `--exp seal --out <its study>`); otherwise {}",
+            "{}: missing, so {} cannot be checked; {} (`--exp seal` is only for a directory written before manifests existed: it cannot tell an edit from a measurement)",
             path.display(),
             names.join(", "),
             recovery(dir)
@@ -244,6 +257,15 @@ pub fn manifest(dir: &Path) -> anyhow::Result<Option<Manifest>> {
             "{}: manifest version {}, this program reads {VERSION}",
             path.display(),
             m.version
+        );
+    }
+    let run = name_of(dir);
+    if m.run != run {
+        anyhow::bail!(
+            "{}: written for {}, but this directory is {run} (copied or renamed from another model?); {}",
+            path.display(),
+            m.run,
+            recovery(dir)
         );
     }
     let hash = config_hash_of(dir);
@@ -375,6 +397,7 @@ fn keep(path: &Path, stored: Vec<u8>) -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let mut m = manifest(&dir)?.unwrap_or_else(|| Manifest {
         version: VERSION,
+        run: name_of(&dir),
         config_hash: config_hash_of(&dir),
         files: BTreeMap::new(),
     });
@@ -614,7 +637,9 @@ mod tests {
         std::fs::remove_file(dir.join(MANIFEST)).unwrap();
         let msg = err_of(read_csv::<Row>(&dir.join("scores-aaaaaaaaaaaa.csv")));
         assert!(
-            msg.contains("manifest.json: missing") && msg.contains("--exp seal"),
+            msg.contains("manifest.json: missing")
+                && msg.contains("git checkout")
+                && msg.contains("only for a directory written before manifests"),
             "{msg}"
         );
     }
@@ -626,8 +651,28 @@ mod tests {
         std::fs::rename(&dir, &other).unwrap();
         let msg = err_of(read_csv::<Row>(&other.join("scores-aaaaaaaaaaaa.csv")));
         assert!(
-            msg.contains("written for config hash 0123456789ab")
-                && msg.contains("says ba9876543210"),
+            msg.contains("written for mlm-seed1-0123456789ab")
+                && msg.contains("this directory is mlm-seed1-ba9876543210"),
+            "{msg}"
+        );
+        // Another model of the same config (the untrained control shares its trained
+        // model's hash): the name tells them apart.
+        let sibling = tmp.path().join("measurements/untrained-seed1-ba9876543210");
+        std::fs::rename(&other, &sibling).unwrap();
+        let msg = err_of(read_csv::<Row>(&sibling.join("scores-aaaaaaaaaaaa.csv")));
+        assert!(
+            msg.contains("this directory is untrained-seed1-ba9876543210"),
+            "{msg}"
+        );
+        // With only the hash edited to match, the hash check still stands behind the name.
+        let mut m: Manifest =
+            serde_json::from_str(&std::fs::read_to_string(sibling.join(MANIFEST)).unwrap())
+                .unwrap();
+        m.run = "untrained-seed1-ba9876543210".into();
+        write_manifest(&sibling, &m).unwrap();
+        let msg = err_of(read_csv::<Row>(&sibling.join("scores-aaaaaaaaaaaa.csv")));
+        assert!(
+            msg.contains("written for config hash 0123456789ab"),
             "{msg}"
         );
     }

@@ -119,13 +119,13 @@ fn refused(base: &Path, args: &[&str], damage: impl Fn(&Path), needle: &str) {
     }
 }
 
-/// Spawns a run with its stdout piped, and returns it with the first line it printed.
-fn start(args: &[&str]) -> (Child, BufReader<std::process::ChildStdout>, String) {
+/// Spawns a run with its stdout piped (its stderr to `err`: a pipe nobody reads while the run
+/// goes on could fill and stall it), and returns it with the first line it printed.
+fn start(args: &[&str], err: &Path) -> (Child, BufReader<std::process::ChildStdout>, String) {
     let mut child = bin()
         .args(args)
         .stdout(Stdio::piped())
-        // Not piped: nobody reads it while the run goes on, and a full pipe would stall it.
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(err).unwrap())
         .spawn()
         .unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
@@ -145,7 +145,8 @@ fn one_writer_per_out_and_damaged_kept_files_are_refused_by_name() {
     let out_s = out.to_str().unwrap();
     let args = [TOY, &["--out", out_s]].concat();
 
-    let (mut first, mut first_out, line) = start(&args);
+    let err_log = tmp.path().join("first.err");
+    let (mut first, mut first_out, line) = start(&args, &err_log);
     assert!(!line.is_empty(), "the first run printed nothing");
     let asked = Instant::now();
     let second = run(&args);
@@ -164,7 +165,11 @@ fn one_writer_per_out_and_damaged_kept_files_are_refused_by_name() {
     );
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut first_out, &mut rest).unwrap();
-    assert!(first.wait().unwrap().success(), "{line}{rest}");
+    assert!(
+        first.wait().unwrap().success(),
+        "{line}{rest}{}",
+        std::fs::read_to_string(&err_log).unwrap_or_default()
+    );
     let written = files(&out);
     assert!(written.contains_key(Path::new("analogy/analogy.csv")));
 
@@ -275,13 +280,18 @@ fn the_committed_measurements_verify_and_damage_to_them_is_refused() {
         copy_dir(&root.join("results").join(part), &copy.join(part));
     }
     // Every committed directory verifies against its committed manifest.
+    let committed = std::fs::read_dir(copy.join("measurements"))
+        .unwrap()
+        .count();
+    assert!(committed > 0);
     let o = run(&["--exp", "seal", "--out", copy.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let said = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        said.contains("verified against their manifests, 0 checked and sealed"),
-        "{said}"
+    let expected = format!(
+        "{committed} kept directories under {}: {committed} verified against their manifests, 0 checked and sealed",
+        copy.display()
     );
+    assert!(said.contains(&expected), "{said}");
 
     let analogy = ["--exp", "analogy", "--jobs", "1"];
     let mlm = measured(&copy, "mlm-seed1-");
@@ -305,6 +315,23 @@ fn the_committed_measurements_verify_and_damage_to_them_is_refused() {
         &analogy,
         |c| poison_first_value(&c.join(&rel)),
         &format!("{name}: changed since it was kept"),
+    );
+    let items = one(&copy, &sub, "items-", ".csv.gz");
+    let items_rel = items.strip_prefix(&copy).unwrap().to_owned();
+    let items_name = items_rel
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    refused(
+        &copy,
+        &analogy,
+        |c| {
+            let p = c.join(&items_rel);
+            let bytes = std::fs::read(&p).unwrap();
+            std::fs::write(&p, &bytes[..bytes.len() / 2]).unwrap();
+        },
+        &format!("{items_name}: changed since it was kept"),
     );
 
     // Sealing a directory written before manifests: the same cut is caught by its siblings'
@@ -340,11 +367,10 @@ fn a_toy_run_without_out_does_not_write_into_the_results() {
     assert!(tmp.path().join("results-quick/word2vec/eval.csv").is_file());
 }
 
-fn signal(pid: u32, name: &str) {
-    let _ = Command::new("kill")
-        .arg(format!("-{name}"))
-        .arg(pid.to_string())
-        .status();
+fn signal(pid: u32, signal: i32) {
+    // SAFETY: kill(2) on a pid this test read from the run's own output.
+    let sent = unsafe { libc::kill(pid as libc::pid_t, signal) };
+    assert_eq!(sent, 0, "kill({pid}, {signal}) failed");
 }
 
 fn alive(pid: u32) -> bool {
@@ -368,14 +394,16 @@ fn children_die_with_a_killed_parent_and_a_rerun_resumes() {
     let args = [
         "--exp", "frozen", "--quick", "--seed", "1", "--jobs", "2", "--out", out_s,
     ];
-    let (mut parent, mut lines, _) = start(&args);
+    let err_log = tmp.path().join("parent.err");
+    let (mut parent, mut lines, _) = start(&args, &err_log);
     let mut children = Vec::new();
     let mut line = String::new();
     while children.len() < 2 {
         line.clear();
         assert!(
             lines.read_line(&mut line).unwrap() > 0,
-            "no children started"
+            "no children started: {}",
+            std::fs::read_to_string(&err_log).unwrap_or_default()
         );
         if let Some(pid) = line
             .trim()
@@ -391,7 +419,7 @@ fn children_die_with_a_killed_parent_and_a_rerun_resumes() {
     // stopped process too).
     std::thread::sleep(Duration::from_millis(1000));
     for c in &children {
-        signal(*c, "STOP");
+        signal(*c, libc::SIGSTOP);
         assert!(alive(*c), "child {c} ended before its parent was killed");
     }
     parent.kill().unwrap(); // SIGKILL
@@ -402,7 +430,7 @@ fn children_die_with_a_killed_parent_and_a_rerun_resumes() {
     }
     let orphans: Vec<u32> = children.iter().copied().filter(|&c| alive(c)).collect();
     for &c in &orphans {
-        signal(c, "KILL");
+        signal(c, libc::SIGKILL);
     }
     assert!(
         orphans.is_empty(),

@@ -72,10 +72,33 @@ fn parse(path: &Path) -> anyhow::Result<usize> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    // A measure may report "undefined" as NaN, but in a directory without a manifest a NaN
+    // cannot be told from a damaged value, so none is sealed: such a model is measured again.
+    let defined = |values: Vec<f64>| -> anyhow::Result<usize> {
+        match values.iter().position(|v| !v.is_finite()) {
+            Some(i) => anyhow::bail!(
+                "{}: row {} has value {}; a directory without a manifest is sealed only with every value defined (delete it to measure again)",
+                path.display(),
+                i + 1,
+                values[i]
+            ),
+            None => Ok(values.len()),
+        }
+    };
     Ok(match kind_of(&name).0.as_str() {
-        "scores.csv" => output::read_csv::<TidyRow>(path)?.len(),
+        "scores.csv" => defined(
+            output::read_csv::<TidyRow>(path)?
+                .iter()
+                .map(|r| r.value)
+                .collect(),
+        )?,
         "items.csv.gz" => output::read_items(path)?.len(),
-        "dynamics.csv.gz" => output::read_csv::<DynamicsRow>(path)?.len(),
+        "dynamics.csv.gz" => defined(
+            output::read_csv::<DynamicsRow>(path)?
+                .iter()
+                .map(|r| r.value)
+                .collect(),
+        )?,
         "curve.csv" => output::read_csv::<CurvePoint>(path)?.len(),
         "time.csv" => output::read_csv::<TimeRow>(path)?.len(),
         "heldout-by-input.csv.gz" => output::read_csv::<SequenceRow>(path)?.len(),
@@ -253,6 +276,18 @@ mod tests {
         output::write_items(&dir.join("items-aaaaaaaaaaaa.csv.gz"), &[]).unwrap();
         let rows = check_unsealed(&dir).unwrap();
         assert_eq!(rows["scores-aaaaaaaaaaaa.csv"], 1);
+        // An undefined value: a measure may write one, but unsealed it reads as damage.
+        let nan = TidyRow {
+            value: f64::NAN,
+            n: 1,
+            ..TidyRow::template("", "transformer-mlm", "embedding")
+        };
+        output::write_csv(&dir.join("scores-aaaaaaaaaaaa.csv"), &[nan]).unwrap();
+        let problems = check_unsealed(&dir).unwrap_err();
+        assert!(
+            problems[0].contains("scores-aaaaaaaaaaaa.csv: row 1 has value NaN"),
+            "{problems:?}"
+        );
     }
 
     #[test]
