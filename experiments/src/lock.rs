@@ -50,7 +50,9 @@ pub fn lock_out(out: &Path, parent_may_hold: bool) -> anyhow::Result<Option<OutL
         .truncate(false)
         .open(&path)
         .with_context(|| format!("{}: cannot open", path.display()))?;
-    if !try_flock(&file) {
+    // std's `try_lock` is flock(LOCK_EX | LOCK_NB) on Unix: the kernel frees it with the
+    // descriptor, at exit or kill.
+    if file.try_lock().is_err() {
         let (mut pid, mut command) = holder(&mut file);
         // The holder writes its id just after taking the lock: what is read in between is
         // the previous holder's (or nothing). Read again until it names a live process.
@@ -97,25 +99,12 @@ fn running(pid: u32) -> bool {
 
 #[cfg(unix)]
 fn parent_pid() -> Option<u32> {
-    // SAFETY: getppid has no preconditions and cannot fail.
-    Some(unsafe { libc::getppid() } as u32)
+    Some(std::os::unix::process::parent_id())
 }
 
 #[cfg(not(unix))]
 fn parent_pid() -> Option<u32> {
     None
-}
-
-#[cfg(unix)]
-fn try_flock(file: &File) -> bool {
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a descriptor this process owns; the lock goes with the descriptor.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
-}
-
-#[cfg(not(unix))]
-fn try_flock(_file: &File) -> bool {
-    true
 }
 
 #[cfg(test)]

@@ -120,15 +120,39 @@ pub fn paired_bootstrap<T>(
     percentile_interval(estimate, draws, level)
 }
 
-/// Two-sided 97.5% quantiles of Student's t for 1..=30 degrees of freedom.
-const T975: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-    2.052, 2.048, 2.045, 2.042,
-];
-
-/// Tabulated 97.5% quantiles beyond 30 degrees of freedom, and the normal's at infinity.
-const T975_TAIL: [(f64, f64); 4] = [
+/// Two-sided 97.5% quantiles of Student's t, (df, quantile): every df from 1 to 30, then 40, 60,
+/// 120 and the normal's at infinity.
+const T975: [(f64, f64); 34] = [
+    (1.0, 12.706),
+    (2.0, 4.303),
+    (3.0, 3.182),
+    (4.0, 2.776),
+    (5.0, 2.571),
+    (6.0, 2.447),
+    (7.0, 2.365),
+    (8.0, 2.306),
+    (9.0, 2.262),
+    (10.0, 2.228),
+    (11.0, 2.201),
+    (12.0, 2.179),
+    (13.0, 2.160),
+    (14.0, 2.145),
+    (15.0, 2.131),
+    (16.0, 2.120),
+    (17.0, 2.110),
+    (18.0, 2.101),
+    (19.0, 2.093),
+    (20.0, 2.086),
+    (21.0, 2.080),
+    (22.0, 2.074),
+    (23.0, 2.069),
+    (24.0, 2.064),
+    (25.0, 2.060),
+    (26.0, 2.056),
+    (27.0, 2.052),
+    (28.0, 2.048),
+    (29.0, 2.045),
+    (30.0, 2.042),
     (40.0, 2.021),
     (60.0, 2.000),
     (120.0, 1.980),
@@ -136,25 +160,23 @@ const T975_TAIL: [(f64, f64); 4] = [
 ];
 
 /// The 97.5% quantile of Student's t with `df` degrees of freedom, NaN below 1: exact (to the
-/// table's 3 decimals) at whole df up to 30 and at 40, 60, 120 and infinity, and linear in
-/// 1/df in between. A Welch-Satterthwaite df is fractional and comes from estimated variances,
-/// so the quantile must not jump between neighbouring df; the quantile is convex in 1/df, so
-/// the interpolation errs slightly wide (at df 2.8: 3.342 against the exact 3.315).
+/// table's 3 decimals) at the tabulated df, and linear in 1/df in between. A Welch-Satterthwaite
+/// df is fractional and comes from estimated variances, so the quantile must not jump between
+/// neighbouring df; the quantile is convex in 1/df, so the interpolation errs slightly wide (at
+/// df 2.8: 3.342 against the exact 3.315).
 pub fn t975(df: f64) -> f64 {
     if !(df >= 1.0) {
         return f64::NAN;
     }
-    let mut points: Vec<(f64, f64)> = (1..=30).map(|k| (k as f64, T975[k - 1])).collect();
-    points.extend(T975_TAIL);
     let inv = 1.0 / df;
-    for w in points.windows(2) {
+    for w in T975.windows(2) {
         let ((d0, t0), (d1, t1)) = (w[0], w[1]);
         if df <= d1 {
             let (x0, x1) = (1.0 / d0, 1.0 / d1);
             return t0 + (t1 - t0) * (x0 - inv) / (x0 - x1);
         }
     }
-    1.959_964
+    T975[T975.len() - 1].1
 }
 
 /// Welch-Satterthwaite degrees of freedom of `v_items + v_seeds`, where `v_seeds` is a

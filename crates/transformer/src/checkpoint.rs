@@ -339,7 +339,8 @@ pub fn lock(run_dir: &Path) -> Result<RunLock, TrainError> {
         .truncate(false)
         .open(&path)
         .map_err(|e| err(&path, e))?;
-    if !try_flock(&file) {
+    // std's `try_lock` is flock(LOCK_EX | LOCK_NB) on Unix: the lock goes with the descriptor.
+    if file.try_lock().is_err() {
         let mut holder = String::new();
         let _ = file.read_to_string(&mut holder);
         let holder = holder.trim();
@@ -358,16 +359,4 @@ pub fn lock(run_dir: &Path) -> Result<RunLock, TrainError> {
     let _ = write!(file, "{}", std::process::id());
     let _ = file.flush();
     Ok(RunLock { _file: file })
-}
-
-#[cfg(unix)]
-fn try_flock(file: &File) -> bool {
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a file descriptor we own; the lock goes with the descriptor.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
-}
-
-#[cfg(not(unix))]
-fn try_flock(_file: &File) -> bool {
-    true
 }

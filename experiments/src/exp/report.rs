@@ -956,13 +956,7 @@ mod tests {
                 }));
             }
         }
-        let mut src = sources_without_measurements();
-        for (e, t) in src.tables.iter_mut() {
-            if *e == Experiment::Frozen {
-                *t = Some(Table(super::super::paper::summarise(exp, &rows)));
-            }
-        }
-        src.rows = vec![(Experiment::Frozen, rows)];
+        let mut src = sources_with(Experiment::Frozen, rows);
         let with_every_gain = src.rows.clone();
         let md = findings(&src);
         assert!(
@@ -1015,13 +1009,7 @@ mod tests {
                 }));
             }
         }
-        let mut src = sources_without_measurements();
-        for (e, t) in src.tables.iter_mut() {
-            if *e == Experiment::Objective {
-                *t = Some(Table(super::super::paper::summarise(exp, &rows)));
-            }
-        }
-        src.rows = vec![(Experiment::Objective, rows)];
+        let src = sources_with(Experiment::Objective, rows);
         let md = findings(&src);
         assert!(
             md.contains(&format!(
@@ -1037,6 +1025,18 @@ mod tests {
             )),
             "{md}"
         );
+    }
+
+    /// One experiment's planted tidy rows and their summary, the others missing.
+    fn sources_with(exp: Experiment, rows: Vec<TidyRow>) -> Sources {
+        let mut src = sources_without_measurements();
+        for (e, t) in src.tables.iter_mut() {
+            if *e == exp {
+                *t = Some(Table(super::super::paper::summarise(name(exp), &rows)));
+            }
+        }
+        src.rows = vec![(exp, rows)];
+        src
     }
 
     /// The paper's experiments with no table, no rows and no per-item outcomes.
