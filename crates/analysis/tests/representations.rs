@@ -25,6 +25,7 @@ fn corpus_of(text: &str) -> Corpus {
         path: "planted".into(),
         preset: Preset::Text8,
         lowercase: false,
+        drop_punctuation: false,
         min_count: 1,
         max_size: None,
         chunk_len: 1000,

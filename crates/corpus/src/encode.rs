@@ -23,6 +23,12 @@ pub struct CorpusConfig {
     pub preset: Preset,
     /// Lower-case every token before counting (text8 is already lower-case).
     pub lowercase: bool,
+    /// Drop every token with no letter or digit in it ([`is_punctuation`]: `,` `.` `--` `"`
+    /// WikiText's `@-@`), as text8 has none, so that a raw, punctuated corpus trains like text8.
+    /// Left out of a config's serialised form while off, so that the runs keyed by a hash of
+    /// the config before this option existed keep their names.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub drop_punctuation: bool,
     /// Words occurring fewer times are out of vocabulary.
     pub min_count: u64,
     /// Keep at most this many words (the most frequent).
@@ -38,6 +44,7 @@ impl Default for CorpusConfig {
             path: PathBuf::from("data/corpora/text8.gz"),
             preset: Preset::Text8,
             lowercase: false,
+            drop_punctuation: false,
             min_count: 5,
             max_size: None,
             chunk_len: 10_000,
@@ -129,6 +136,7 @@ impl Corpus {
         let mut in_chunk = 0;
         for token in tokenize::tokens(config.preset, &normalised) {
             let tok = match token {
+                Token::Word(w) if config.drop_punctuation && is_punctuation(w) => continue,
                 Token::Word(w) => w,
                 Token::EndOfSentence => {
                     if in_chunk > 0 {
@@ -195,7 +203,8 @@ impl Corpus {
     }
 
     /// Encodes another text with this corpus's vocabulary (e.g. held-out WikiText with the text8
-    /// vocabulary), so ids mean the same words.
+    /// vocabulary), so ids mean the same words; punctuation is dropped as this corpus's config
+    /// says ([`CorpusConfig::drop_punctuation`]).
     pub fn encode_with_vocab(&self, text: &str, preset: Preset, lowercase: bool) -> Encoded {
         let lowered;
         let text = if lowercase {
@@ -208,7 +217,10 @@ impl Corpus {
         let unk = self.vocab.specials().unk;
         let mut ids = Vec::new();
         let mut bounds = vec![0];
-        for sentence in tokenize::sentences(preset, &normalised) {
+        for mut sentence in tokenize::sentences(preset, &normalised) {
+            if self.config.drop_punctuation {
+                sentence.retain(|w| !is_punctuation(w));
+            }
             for piece in sentence.chunks(self.config.chunk_len) {
                 ids.extend(piece.iter().map(|t| self.vocab.id(t).unwrap_or(unk)));
                 bounds.push(ids.len());
@@ -229,6 +241,13 @@ impl Corpus {
             chunks: self.encoded.n_chunks() as u64,
         }
     }
+}
+
+/// Whether a token has no letter and no digit (Unicode's alphabetic and numeric classes): what
+/// [`CorpusConfig::drop_punctuation`] drops. `u.s.`, `1990` and `o'clock` are words; `,`, `--`,
+/// `...` and `@-@` are not.
+pub fn is_punctuation(token: &str) -> bool {
+    !token.chars().any(char::is_alphanumeric)
 }
 
 fn validate(config: &CorpusConfig) -> Result<(), CorpusError> {
@@ -252,6 +271,7 @@ mod tests {
             path: "mem".into(),
             preset,
             lowercase: false,
+            drop_punctuation: false,
             min_count,
             max_size: None,
             chunk_len,
@@ -290,6 +310,69 @@ mod tests {
         config.lowercase = true;
         let c = Corpus::from_text("The cat\nthe Cat", Path::new("mem"), &config).unwrap();
         assert_eq!(c.vocab.words(), &["the", "cat"]);
+    }
+
+    /// A raw, cased, punctuated text with `lowercase` and `drop_punctuation` encodes exactly as
+    /// its hand-cleaned text8-like form does.
+    #[test]
+    fn punctuation_is_dropped_so_a_raw_corpus_reads_like_text8() {
+        let mut config = cfg(Preset::Lines, 1, 100);
+        config.lowercase = true;
+        config.drop_punctuation = true;
+        let raw = "The U.S. cat , in 1990 -- sat .\n\" Cat @-@ cat \" ...\n. , ;\n";
+        let clean = "the u.s. cat in 1990 sat\ncat cat\n";
+        let a = Corpus::from_text(raw, Path::new("raw"), &config).unwrap();
+        let mut plain = cfg(Preset::Lines, 1, 100);
+        plain.lowercase = true;
+        let b = Corpus::from_text(clean, Path::new("clean"), &plain).unwrap();
+        assert_eq!(a.vocab.words(), b.vocab.words());
+        assert_eq!(
+            a.vocab.words(),
+            &["cat", "the", "u.s.", "in", "1990", "sat"]
+        );
+        assert_eq!(a.encoded, b.encoded);
+        // The all-punctuation third line leaves no empty chunk behind.
+        assert_eq!(a.encoded.bounds, vec![0, 6, 8]);
+        // Encoding another text with this vocabulary drops its punctuation too.
+        let other = a.encode_with_vocab("Sat , cat !", Preset::Lines, true);
+        assert_eq!(
+            other.ids,
+            vec![a.vocab.id("sat").unwrap(), a.vocab.id("cat").unwrap()]
+        );
+        // Nothing but punctuation is an empty corpus, named as such.
+        let err = Corpus::from_text(", . --\n", Path::new("p.txt"), &config).unwrap_err();
+        assert!(matches!(err, CorpusError::Empty { .. }));
+        for (token, dropped) in [
+            (",", true),
+            ("--", true),
+            ("@-@", true),
+            ("...", true),
+            ("u.s.", false),
+            ("1990", false),
+            ("o'clock", false),
+            ("é", false),
+        ] {
+            assert_eq!(is_punctuation(token), dropped, "{token}");
+        }
+    }
+
+    /// Off, the option is not in the serialised config, so the run names hashed from configs
+    /// written before it existed stay the same; on, it is.
+    #[test]
+    fn drop_punctuation_leaves_the_config_hash_alone_while_off() {
+        let off = serde_json::to_string(&CorpusConfig::default()).unwrap();
+        assert!(!off.contains("drop_punctuation"), "{off}");
+        assert_eq!(
+            off,
+            r#"{"path":"data/corpora/text8.gz","preset":"text8","lowercase":false,"min_count":5,"max_size":null,"chunk_len":10000}"#
+        );
+        let on = CorpusConfig {
+            drop_punctuation: true,
+            ..CorpusConfig::default()
+        };
+        assert!(serde_json::to_string(&on)
+            .unwrap()
+            .contains(r#""drop_punctuation":true"#));
     }
 
     #[test]

@@ -47,6 +47,7 @@ proptest! {
             path: "fuzz".into(),
             preset,
             lowercase: true,
+            drop_punctuation: false,
             min_count,
             max_size: None,
             chunk_len: 16,

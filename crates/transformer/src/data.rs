@@ -419,6 +419,7 @@ mod tests {
             path: "m".into(),
             preset: Preset::Text8,
             lowercase: false,
+            drop_punctuation: false,
             min_count,
             max_size: None,
             chunk_len: 1000,

@@ -28,6 +28,7 @@ fn sequences() -> Sequences {
         path: "planted".into(),
         preset: Preset::Text8,
         lowercase: false,
+        drop_punctuation: false,
         min_count: 1,
         max_size: None,
         chunk_len: 1000,

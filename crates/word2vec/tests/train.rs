@@ -31,6 +31,7 @@ fn planted_corpus(sentences: usize) -> Corpus {
         path: "planted".into(),
         preset: Preset::Lines,
         lowercase: false,
+        drop_punctuation: false,
         min_count: 1,
         max_size: None,
         chunk_len: 1000,

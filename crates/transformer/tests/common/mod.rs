@@ -17,6 +17,7 @@ pub fn small_corpus() -> Corpus {
         path: "m".into(),
         preset: Preset::Text8,
         lowercase: false,
+        drop_punctuation: false,
         min_count: 1,
         max_size: None,
         chunk_len: 1000,
