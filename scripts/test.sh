@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The project's test command (the README's, and what CI runs): every test of the workspace,
-# on a fresh machine with nothing installed by hand.
+# The project's test command (the README's, and what CI runs): the module-cycle check and every
+# test of the workspace, on a fresh machine with nothing installed by hand.
 #
 # The wgpu tests need a Vulkan adapter. Where there is no GPU driver, Mesa's software Vulkan
 # driver (lavapipe) provides one: it is installed here from Debian's packages when no Vulkan
@@ -14,6 +14,9 @@ if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1;
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq mesa-vulkan-drivers >/dev/null
 fi
+
+# Data flows one way: no two modules of a crate refer to each other, directly or around a loop.
+python3 scripts/module_cycles.py
 
 # --no-fail-fast: a failing test binary does not hide the results of the others.
 exec cargo test --workspace --no-fail-fast "$@"

@@ -177,7 +177,7 @@ mod tests {
                 let msg = format!("{e:#}");
                 proptest::prop_assert!(msg.contains("fuzz.toml"), "{}", msg);
             }
-            if let Err(e) = load_file::<crate::exp::study::Config>(&path) {
+            if let Err(e) = load_file::<crate::exp::settings::Config>(&path) {
                 let msg = format!("{e:#}");
                 proptest::prop_assert!(msg.contains("fuzz.toml"), "{}", msg);
             }

@@ -4,22 +4,29 @@
 //!
 //! Data flows one way: corpus (`corpus` crate) -> vocabulary -> models (`word2vec`,
 //! `transformer`) -> vectors and their measures (`analysis`) -> tidy rows ([`output::TidyRow`])
-//! -> CSV -> figures ([`plot`]) -> report ([`exp::report`]). The modules:
-//! * [`exp::study`]: the paper's models ([`exp::study::ModelId`]) and what is measured on each,
-//!   once: [`exp::study::Study::measure_transformer`] turns a model (a final one or a snapshot)
-//!   into tidy rows and per-item outcomes; [`exp::study::Study::scores`] does it for a (variant,
-//!   seed) through the run cache ([`runs`]) and keeps the result under `measurements/`;
-//! * [`exp::dynamics`]: the fair-budget study, each measure against tokens seen;
+//! -> CSV -> figures ([`plot`]) -> report ([`exp::report`]). The modules, each depending only
+//! on those listed before it (`scripts/module_cycles.py` checks there is no cycle):
+//! * [`config`], [`paths`], [`output`], [`kept`], [`lock`], [`runs`], [`device`]: configs, paths
+//!   under the repository, CSV output, kept measurements (sealed by a manifest and checked
+//!   whenever read), one writer per `--out`, the run cache, the device a run computes on;
+//! * [`exp::settings`]: the study's config schema, its models ([`exp::settings::ModelId`]) and
+//!   who plays each role; [`exp::comparisons`]: the seven comparisons by name and summaries over
+//!   seeds;
+//! * [`exp::study`]: what is measured on each model, once:
+//!   [`exp::study::Study::measure_transformer`] turns a model (a final one or a snapshot) into
+//!   tidy rows and per-item outcomes; [`exp::study::Study::scores`] does it for a (variant,
+//!   seed) through the run cache and keeps the result under `measurements/`;
 //! * [`exp::context_gain`]: whether a masked LM predicts from context, at `[MASK]` targets;
-//! * [`exp::evidence`]: the intervals and tests the reports state;
-//! * [`exp::paper`] and [`exp::report`]: the seven comparisons, their figures and the report;
-//! * [`config`], [`paths`], [`output`]: configs, paths under the repository, CSV output;
-//! * [`kept`]: kept measurements, sealed by a manifest and checked whenever read;
-//! * [`lock`]: one process at a time writes under an `--out`.
+//! * [`exp::evidence`]: the intervals and tests the report states;
+//! * [`exp::jobs`]: models trained and measured side by side in child processes;
+//! * [`exp::report`]: `REPORT.md`; [`exp::paper`]: the seven comparisons' CSVs and figures;
+//! * [`exp::dynamics`]: the whole study, each measure against tokens seen, then the
+//!   comparisons and the report.
 //!
 //! Each experiment lives in its own module under `exp/`.
 
 pub mod config;
+pub mod device;
 pub mod exp;
 pub mod kept;
 pub mod lock;
@@ -49,6 +56,10 @@ pub enum Experiment {
     Eval,
     /// The nearest words to `--word` in `--vectors`, with cosines.
     Neighbours,
+    /// One representation of one study model (`--model`, `--seed`, `--representation`,
+    /// `--layer`) written as word2vec vectors to `--vectors` (binary for a .bin path, else
+    /// text), so that gensim reads what the study measured.
+    Export,
     /// Time corpus encoding and analogy evaluation; writes results/bench/*.csv.
     Bench,
     /// Train one word2vec model (`--model`, `--threads`) for the speed/memory benchmark; one
@@ -149,6 +160,14 @@ pub struct Args {
     /// Query word for `neighbours`.
     #[arg(long)]
     pub word: Option<String>,
+    /// `export`: which of the model's tables (static for word2vec; embedding, lm_head,
+    /// decontextualized or aggregated for a transformer).
+    #[arg(long)]
+    pub representation: Option<String>,
+    /// `export`: the layer of a decontextualized or aggregated table (0: the embedding layer's
+    /// output).
+    #[arg(long)]
+    pub layer: Option<usize>,
     /// Which model an experiment trains, where it trains one (`bench-word2vec`: sgns or cbow).
     #[arg(long)]
     pub model: Option<String>,
@@ -236,6 +255,18 @@ impl Experiment {
             ],
             Eval => &["config", "out", "vectors", "similarity"],
             Neighbours => &["vectors", "word", "topn"],
+            Export => &[
+                "config",
+                "corpus",
+                "out",
+                "seed",
+                "backend",
+                "quick",
+                "model",
+                "representation",
+                "layer",
+                "vectors",
+            ],
             Bench => &["corpus", "out", "seed", "quick"],
             BenchWord2vec => &[
                 "config", "corpus", "out", "seed", "quick", "threads", "model",
@@ -289,6 +320,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         Experiment::Train => exp::train::run(args),
         Experiment::Eval => exp::eval::run(args),
         Experiment::Neighbours => exp::eval::neighbours(args),
+        Experiment::Export => exp::export::run(args),
         Experiment::Bench => exp::bench::run(args),
         Experiment::BenchWord2vec => exp::word2vec::bench(args),
         Experiment::BenchTransformer => exp::bench_transformer::run(args),

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, ValueEnum};
-use experiments::{exp, lock, paths, unused_flags, Args};
+use experiments::{lock, paths, unused_flags, Args};
 
 fn main() -> ExitCode {
     transformer::backend::keep_freed_memory();
@@ -39,7 +39,7 @@ fn main() -> ExitCode {
     // The backend this run computes on becomes burn's default device, so that nothing burn
     // creates "by default" (a loaded optimiser state) lands on another backend. Experiments that
     // compare every backend pin the default one, flex, unless one is named.
-    transformer::backend::pin_default_device(exp::train::backend(&args));
+    transformer::backend::pin_default_device(experiments::device::backend(&args));
     // After the environment is set, since it starts the pool's thread. Speed only: a run goes
     // on with rayon's default pool if this cannot be done.
     if let Err(e) = transformer::backend::main_thread_in_pool() {

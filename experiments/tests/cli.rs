@@ -667,8 +667,7 @@ fn dynamics_quick_measures_snapshots_at_matched_token_counts() {
     )
     .unwrap();
     let out_arg = dir.path().join("out");
-    // The study lives under <out>/fair-budget.
-    let out = out_arg.join("fair-budget");
+    let out = out_arg.clone();
     let args = [
         "--exp",
         "dynamics",
@@ -903,11 +902,15 @@ fn jobs_train_models_side_by_side_with_the_sequential_results() {
     let text = stdout(&two);
     assert!(
         text.contains("2 models in up to 2 processes side by side")
-            && text.contains("finished transformer-mlm-frozen-embedding seed 1"),
+            && text.contains("finished transformer-mlm-frozen-embedding-untied-head seed 1"),
         "{text}"
     );
-    let log = std::fs::read_to_string(par.join("logs/transformer-mlm-seed1.log")).unwrap();
-    assert!(log.contains("measuring transformer-mlm seed 1"), "{log}");
+    let log =
+        std::fs::read_to_string(par.join("logs/transformer-mlm-untied-head-seed1.log")).unwrap();
+    assert!(
+        log.contains("measuring transformer-mlm-untied-head seed 1"),
+        "{log}"
+    );
     // The children read the parent's config as it was read, frozen beside their logs with the
     // `extends` chain merged in (an edit of experiments/configs/ meanwhile cannot reach them).
     let frozen: Vec<std::path::PathBuf> = std::fs::read_dir(par.join("logs"))
@@ -941,7 +944,7 @@ fn jobs_train_models_side_by_side_with_the_sequential_results() {
     );
 }
 
-/// `[roles]`: the fair-budget config reads the frozen input against the untied masked LM, so
+/// `[roles]`: the study reads the frozen input against the untied masked LM, so
 /// `--exp frozen` trains and compares exactly those two, the report names them, and a role
 /// given a model that is not a trained transformer is refused, naming the key.
 #[test]
@@ -1011,34 +1014,6 @@ fn roles_choose_the_models_a_comparison_reads() {
     ] {
         assert!(report.contains(line), "{line}\n{report}");
     }
-
-    let half = dir.path().join("half.toml");
-    std::fs::write(
-        &half,
-        format!(
-            "extends = {:?}\n[roles]\nclm_untied = \"transformer-clm-matched-untied-head\"\n",
-            manifest_dir().join("configs/paper.toml").to_str().unwrap()
-        ),
-    )
-    .unwrap();
-    let o = run(&[
-        "--exp",
-        "objective",
-        "--quick",
-        "--config",
-        half.to_str().unwrap(),
-        "--out",
-        out_s,
-    ]);
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("half.toml")
-            && stderr(&o).contains(
-                "[roles] mlm_untied and clm_untied name the untied pair: give both or neither"
-            ),
-        "{}",
-        stderr(&o)
-    );
 
     let bad = dir.path().join("bad.toml");
     std::fs::write(
@@ -1275,4 +1250,150 @@ fn bench_transformer_steps_refuses_an_unknown_benchmark_naming_its_line() {
         out.lines().nth(1).unwrap().starts_with("mlm-step "),
         "{out}"
     );
+}
+
+/// The value of (model, representation, layer, benchmark, metric) in a tidy CSV.
+fn tidy_value(
+    path: &std::path::Path,
+    model: &str,
+    representation: &str,
+    layer: &str,
+    benchmark: &str,
+    metric: &str,
+) -> f64 {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let cols = [
+        col("model"),
+        col("representation"),
+        col("layer"),
+        col("benchmark"),
+        col("metric"),
+    ];
+    let want = [model, representation, layer, benchmark, metric];
+    let rows: Vec<f64> = r
+        .records()
+        .map(|x| x.unwrap())
+        .filter(|x| {
+            cols.iter()
+                .zip(want)
+                .all(|(&c, w)| w == "*" || x.get(c).unwrap() == w)
+        })
+        .map(|x| x.get(col("value")).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(rows.len(), 1, "{}: {want:?}", path.display());
+    rows[0]
+}
+
+/// `--exp export`: the table the study scores, written as word2vec vectors and read back. The
+/// exported embedding matrix and decontextualized layer, and word2vec's vectors, evaluated by
+/// `--exp eval`, give the study's own WS-353 and SimLex values; the text and binary files hold
+/// one table; what a model does not have is refused, naming what it has.
+#[test]
+fn export_writes_the_tables_the_study_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out_s = out.to_str().unwrap();
+    let o = run(&[
+        "--exp", "layers", "--quick", "--seed", "1", "--out", out_s, "--jobs", "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let export = |model: &str, rep: &str, layer: Option<&str>, file: &str| {
+        let path = dir.path().join(file);
+        let mut a = vec![
+            "--exp",
+            "export",
+            "--quick",
+            "--seed",
+            "1",
+            "--out",
+            out_s,
+            "--model",
+            model,
+            "--representation",
+            rep,
+            "--vectors",
+            path.to_str().unwrap(),
+        ];
+        if let Some(l) = layer {
+            a.extend(["--layer", l]);
+        }
+        (run(&a), path)
+    };
+    let layers_csv = out.join("layers/layers.csv");
+    for (model, rep, layer, file) in [
+        ("transformer-mlm", "embedding", None, "mlm-embedding.bin"),
+        (
+            "transformer-mlm",
+            "decontextualized",
+            Some("1"),
+            "mlm-dec-1.bin",
+        ),
+        ("word2vec-sgns", "static", None, "sgns.bin"),
+    ] {
+        let (o, path) = export(model, rep, layer, file);
+        assert!(o.status.success(), "{}", stderr(&o));
+        // Nothing was trained again: the layers run's weights were used.
+        assert!(!stdout(&o).contains("training "), "{}", stdout(&o));
+        let eval_out = dir.path().join(format!("eval-{file}"));
+        let e = run(&[
+            "--exp",
+            "eval",
+            "--vectors",
+            path.to_str().unwrap(),
+            "--out",
+            eval_out.to_str().unwrap(),
+        ]);
+        assert!(e.status.success(), "{}", stderr(&e));
+        let eval_csv = eval_out.join(format!("eval/{file}.csv"));
+        for bench in ["WS-353-ALL", "SIMLEX-999"] {
+            let study = tidy_value(
+                &layers_csv,
+                model,
+                rep,
+                layer.unwrap_or(""),
+                bench,
+                "spearman",
+            );
+            let read_back = tidy_value(&eval_csv, "*", "static", "", bench, "spearman");
+            assert!(
+                (study - read_back).abs() < 1e-9,
+                "{model} {rep} {bench}: study {study}, exported {read_back}"
+            );
+        }
+    }
+    // Text and binary: one table (text to the printed precision).
+    let (o, text) = export("transformer-mlm", "embedding", None, "mlm-embedding.txt");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a = word2vec::format::read(&dir.path().join("mlm-embedding.bin")).unwrap();
+    let b = word2vec::format::read(&text).unwrap();
+    assert_eq!(a.words(), b.words());
+    assert_eq!((a.len(), a.dim()), (b.len(), b.dim()));
+    assert_eq!(a.dim(), 32, "--quick: d_model 32");
+    for (x, y) in a.data().iter().zip(b.data()) {
+        assert!((x - y).abs() <= 1e-5 * x.abs().max(1.0), "{x} vs {y}");
+    }
+    for (args, needle) in [
+        (("transformer-mlm", "lm_head", None), "has a tied head"),
+        (
+            ("transformer-mlm", "decontextualized", Some("9")),
+            "has layers 0 to 2",
+        ),
+        (("transformer-mlm", "aggregated", None), "--layer goes with"),
+        (
+            ("word2vec-sgns", "embedding", None),
+            "has one representation, static",
+        ),
+        (
+            ("transformer-mlm", "attention", None),
+            "a transformer's representations are",
+        ),
+    ] {
+        let (model, rep, layer) = args;
+        let (o, path) = export(model, rep, layer, "refused.bin");
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains(needle), "{needle}: {}", stderr(&o));
+        assert!(!path.exists());
+    }
 }

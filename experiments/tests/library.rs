@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use clap::Parser;
-use experiments::exp::study::{Config, Measures, ModelId, Study};
+use experiments::exp::settings::{Config, ModelId};
+use experiments::exp::study::{Measures, Study};
 use experiments::Args;
 
 /// A planted corpus: words from the first WS-353 pairs and from the first analogy section, so

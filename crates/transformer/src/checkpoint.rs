@@ -17,7 +17,7 @@ use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Transformer, TransformerConfig};
-use crate::training::{CurvePoint, TrainError, TrainingConfig};
+use crate::recipe::{CurvePoint, TrainError, TrainingConfig};
 
 /// `state.json`. The loss curve goes beside it in `curve.csv`; the running train-loss sum is kept
 /// as the bits of its `f64`, so a resumed run's next curve row averages exactly the same steps

@@ -46,10 +46,9 @@ use burn::train::{InferenceStep, ItemLazy, TrainOutput, TrainStep};
 
 use crate::checkpoint::{self, Pending};
 use crate::data::{Batch, Objective, Sequences};
+use crate::loss::batch_loss;
 use crate::model::{Transformer, TransformerConfig};
-use crate::training::{
-    batch_loss, plateau_step, step_seed, CurvePoint, TrainError, TrainingConfig,
-};
+use crate::recipe::{plateau_step, step_seed, CurvePoint, TrainError, TrainingConfig};
 
 /// One device's part of one optimiser step: rows of the step's batch.
 #[derive(Clone, Debug)]
@@ -460,7 +459,7 @@ pub(crate) struct RunState {
     heldout: (f64, usize),
     pub error: Option<TrainError>,
     pub last_checkpoint: String,
-    pub report: crate::training::Progress,
+    pub report: crate::progress::Progress,
     pub shards: usize,
     pub interrupter: burn::train::Interrupter,
     /// The last step whose loss was recorded, and its loss (for progress lines).
@@ -478,7 +477,7 @@ impl RunState {
         curve: Vec<CurvePoint>,
         pending: Pending,
         last_checkpoint: String,
-        report: crate::training::Progress,
+        report: crate::progress::Progress,
         shards: usize,
         interrupter: burn::train::Interrupter,
     ) -> RunState {
@@ -899,7 +898,7 @@ impl burn::train::logger::MetricLogger for NoLog {
     fn log_epoch_summary(&mut self, _summary: burn::train::metric::store::EpochSummary) {}
 }
 
-/// burn-train's renderer, silent: [`crate::training::Progress`] prints the run's progress.
+/// burn-train's renderer, silent: [`crate::progress::Progress`] prints the run's progress.
 pub struct Silent;
 
 mod silent {

@@ -11,9 +11,6 @@
 //!    median and spread over repeats (`throughput.csv`, `throughput.svg/png`), with the device
 //!    each number was measured on.
 
-use std::sync::mpsc;
-use std::time::Duration;
-
 use burn::module::Module;
 use burn::optim::AdamWConfig;
 use burn::tensor::{Device, Int, Tensor, TensorData};
@@ -69,61 +66,6 @@ impl Default for Config {
     }
 }
 
-/// How long opening a wgpu device may take before we call it hung (shader compilation on a
-/// software rasteriser takes seconds, not minutes).
-const OPEN_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// The device for `kind`, checked by running one small computation on it. A machine without a
-/// wgpu adapter gets an error that says so and what to do — not a panic and not a hang.
-pub fn open_device(kind: BackendKind) -> anyhow::Result<Device> {
-    if kind != BackendKind::Wgpu {
-        return Ok(kind.device());
-    }
-    let advice = "use --backend flex, or install a Vulkan driver (on Debian/Ubuntu without a GPU: \
-                  `apt-get install mesa-vulkan-drivers`, a software Vulkan device)";
-    let Some(adapter) =
-        transformer::backend::choose_adapter(&transformer::backend::probe_adapters())
-    else {
-        anyhow::bail!(
-            "no usable wgpu adapter: wgpu found no GPU or software driver on Vulkan, DX12 or OpenGL; {advice}"
-        );
-    };
-    let allow_gl = std::env::var_os("EMBEDLAB_WGPU_ALLOW_GL").is_some_and(|v| v == "1");
-    transformer::backend::check_adapter(&adapter, allow_gl).map_err(anyhow::Error::msg)?;
-    eprintln!("wgpu adapter: {adapter}");
-    let (tx, rx) = mpsc::channel();
-    let previous_hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    std::thread::spawn(move || {
-        let result = std::panic::catch_unwind(|| {
-            let device = kind.device();
-            let t = Tensor::<1>::from_floats([1.0, 2.0], &device);
-            let sum: f32 = t.sum().into_scalar();
-            (device, sum)
-        });
-        let _ = tx.send(result.map_err(|p| {
-            p.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown failure".into())
-        }));
-    });
-    let answer = rx.recv_timeout(OPEN_TIMEOUT);
-    std::panic::set_hook(previous_hook);
-    match answer {
-        Ok(Ok((device, sum))) if sum == 3.0 => Ok(device),
-        Ok(Ok((_, sum))) => anyhow::bail!("wgpu device computed 1 + 2 = {sum}; {advice}"),
-        Ok(Err(why)) => anyhow::bail!(
-            "no usable wgpu adapter: wgpu found no GPU or software driver, or could not start \
-             one (it said: {why}); {advice}"
-        ),
-        Err(_) => anyhow::bail!(
-            "wgpu device did not answer within {} s; {advice}",
-            OPEN_TIMEOUT.as_secs()
-        ),
-    }
-}
-
 #[derive(Serialize)]
 struct AgreementRow {
     backend: String,
@@ -174,7 +116,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     if let Some(b) = args.backend {
         // One backend named: compare it with flex (the reference) only.
-        cfg.backends = vec![BackendKind::Flex, super::train::kind(b)];
+        cfg.backends = vec![BackendKind::Flex, crate::device::kind(b)];
         cfg.backends.dedup();
     }
     if args.quick {
@@ -203,7 +145,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let devices: Vec<(BackendKind, Device)> = cfg
         .backends
         .iter()
-        .map(|&k| open_device(k).map(|d| (k, d)))
+        .map(|&k| crate::device::open(k).map(|d| (k, d)))
         .collect::<anyhow::Result<_>>()?;
     let out_dir = args.out.join("backends");
 
@@ -301,7 +243,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     // 3. Throughput.
     let mut speed = Vec::new();
     for (kind, device) in &devices {
-        let name = super::bench_transformer::device_name(*kind);
+        let name = crate::device::name(*kind);
         for &bsz in &cfg.speed_batch_sizes {
             let b = seqs.train_batch(Objective::Mlm, bsz, 0, cfg.seed);
             let tokens = bsz * cfg.seq_len;

@@ -113,29 +113,6 @@ fn sync(device: &burn::tensor::Device) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("device sync failed: {e:?}"))
 }
 
-pub fn device_name(kind: BackendKind) -> String {
-    match kind {
-        BackendKind::Wgpu => std::env::var("EMBEDLAB_DEVICE_NAME").unwrap_or_else(|_| {
-            transformer::backend::choose_adapter(&transformer::backend::probe_adapters())
-                .map_or("wgpu: no adapter".into(), |a| a.to_string())
-        }),
-        _ => cpu_name(),
-    }
-}
-
-/// The CPU model from /proc/cpuinfo, so a CSV says what it was measured on.
-pub fn cpu_name() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|s| s.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into())
-}
-
 /// The benchmarks a [`StepBench`] times, in the order the CSV lists them. `forward` is
 /// forward-backward's forward pass alone (the autodiff graph recorded, as training does, then
 /// dropped): with it the step server splits forward + backward into its two halves. The last
@@ -228,7 +205,7 @@ impl StepBench {
             .validate()
             .map_err(|e| anyhow::anyhow!("--layers {n_layers}: {e}"))?;
         let cfg = settings.to_config(Self::VOCAB, seq_len);
-        let device = super::backends::open_device(kind)?.autodiff();
+        let device = crate::device::open(kind)?.autodiff();
         let model = cfg.init(&device);
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let ids: Vec<i64> = (0..batch * seq_len)
@@ -344,7 +321,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let (batch, seq_len) = StepBench::shape(args.quick);
     let (warmup, repeats) = if args.quick { (1, 2) } else { (3, 10) };
     let backends: Vec<BackendKind> = if args.backend.is_some() {
-        vec![super::train::backend(args)]
+        vec![crate::device::backend(args)]
     } else {
         vec![BackendKind::Flex, BackendKind::Ndarray, BackendKind::Wgpu]
     };
@@ -364,7 +341,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let row = |benchmark: &str, (median, min, max): (f64, f64, f64)| Row {
             framework: "burn 0.22.1".into(),
             backend: kind.name().into(),
-            device: device_name(kind),
+            device: crate::device::name(kind),
             benchmark: benchmark.into(),
             threads,
             d_model: settings.d_model,
@@ -469,7 +446,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 pub fn serve(args: &Args) -> anyhow::Result<()> {
     use std::io::{BufRead, Write};
     let mut bench = StepBench::with_layers(
-        super::train::backend(args),
+        crate::device::backend(args),
         args.quick,
         args.seed.unwrap_or(1),
         args.layers.unwrap_or(StepBench::settings().n_layers),

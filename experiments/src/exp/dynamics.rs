@@ -1,8 +1,8 @@
 //! Followed through training (`--exp dynamics`, issue 16): at equal data, which model learns
 //! word similarity, and when does it appear in a transformer's embedding layer?
 //!
-//! One run per (variant, seed) trains with the fair-budget recipe of
-//! `experiments/configs/dynamics.toml` until its held-out loss plateaus or `epochs` passes are
+//! One run per (variant, seed) trains with the study's recipe (the `[dynamics]` table of
+//! `experiments/configs/paper.toml`) until its held-out loss plateaus or `epochs` passes are
 //! done, keeping its weights at log-spaced points (`snapshots`, in epochs). Each snapshot is
 //! measured like a final model ([`Study::measure_transformer`]: analogy, similarity and
 //! collocation of the embedding and of every decontextualized layer, contextuality, W_Q/W_K/W_V
@@ -21,147 +21,19 @@
 //! cache. Then (`findings`) the final models go through the paper's seven comparisons with
 //! `[roles]` read from the config (the matched-targets causal LM, the frozen input against the
 //! untied masked LM, the no-attention control) and `REPORT.md` gives every finding with its
-//! interval. Everything lives under
-//! `<out>/fair-budget/` ([`STUDY_DIR`]), so the paper's 800-step results beside it stay as they
-//! are.
+//! interval. Everything lives under `--out` (`results/` for the committed study): the curves in
+//! `dynamics/`, each comparison in its own directory, `REPORT.md` and `cost.csv`.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::study::{Measures, ModelId, Study};
+use super::settings::{ModelId, QUICK_STEPS_PER_EPOCH};
+use super::study::{Measures, Study};
 use crate::output::{self, TidyRow};
 use crate::plot::{self, Series};
 use crate::{runs, Args};
 use transformer::data::Objective;
-
-/// The `[dynamics]` table: the fair-budget schedule, in epochs of the training split.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DynamicsConfig {
-    /// The longest run, in passes over the training split (word2vec's 5 by default); also
-    /// the horizon of the learning-rate decay.
-    pub epochs: f64,
-    /// Where the run is measured, in epochs (rounded to whole steps).
-    pub snapshots: Vec<f64>,
-    /// Held-out evaluations per epoch (on the whole held-out split).
-    pub evals_per_epoch: usize,
-    /// Stop once the held-out loss gained less than this many nats over the last epoch.
-    pub plateau_min_gain: f64,
-    /// The models followed (`model` column names); the untrained model and word2vec are
-    /// measured at their own points (0 tokens; each snapshot's token count).
-    pub models: Vec<String>,
-    /// Also pool aggregated vectors at every snapshot (minutes per snapshot on 2 cores); the
-    /// final model is always measured in full, right after its run ([`Study::follow`]).
-    pub pooled_snapshots: bool,
-    /// After the curves, run the paper's comparisons on the final models and write the
-    /// report (every model the `[roles]` name is trained if it is not followed).
-    pub findings: bool,
-}
-
-impl Default for DynamicsConfig {
-    fn default() -> Self {
-        DynamicsConfig {
-            epochs: 5.0,
-            snapshots: vec![0.125, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0],
-            evals_per_epoch: 4,
-            plateau_min_gain: 0.01,
-            models: [
-                ModelId::Mlm,
-                ModelId::MlmUntied,
-                ModelId::ClmMatched,
-                ModelId::ClmMatchedUntied,
-                ModelId::SharedQk,
-                ModelId::SharedQkv,
-                ModelId::FrozenUntied,
-                ModelId::NoAttention,
-                ModelId::Untrained,
-                ModelId::Sgns,
-                ModelId::Cbow,
-            ]
-            .iter()
-            .map(|m| m.name().to_string())
-            .collect(),
-            pooled_snapshots: false,
-            findings: true,
-        }
-    }
-}
-
-/// The fair-budget study's own directory under `--out`: its runs, measurements, curves,
-/// figures and report.
-pub const STUDY_DIR: &str = "fair-budget";
-
-/// Steps per epoch standing in for the real one under `--quick`, so that a toy run still has
-/// every snapshot, evaluation and plateau check.
-pub const QUICK_STEPS_PER_EPOCH: usize = 8;
-
-impl DynamicsConfig {
-    /// The training schedule this table asks for, given the steps of one epoch: `steps`
-    /// (`epochs` passes), held-out evaluations, the plateau rule over one epoch, and the
-    /// snapshot steps. Errors name the key.
-    pub fn apply(
-        &self,
-        training: &mut transformer::training::TrainingConfig,
-        steps_per_epoch: usize,
-    ) -> anyhow::Result<()> {
-        if !(self.epochs > 0.0 && self.epochs.is_finite()) {
-            anyhow::bail!(
-                "[dynamics] epochs must be a number > 0, got {}",
-                self.epochs
-            );
-        }
-        if self.evals_per_epoch == 0 {
-            anyhow::bail!("[dynamics] evals_per_epoch must be at least 1");
-        }
-        if !(self.plateau_min_gain >= 0.0 && self.plateau_min_gain.is_finite()) {
-            anyhow::bail!(
-                "[dynamics] plateau_min_gain must be a number >= 0 (nats), got {}",
-                self.plateau_min_gain
-            );
-        }
-        let step_of = |epochs: f64| ((epochs * steps_per_epoch as f64).round() as usize).max(1);
-        training.steps = step_of(self.epochs);
-        let mut snapshots = Vec::new();
-        for &e in &self.snapshots {
-            if !(e > 0.0 && e <= self.epochs) {
-                anyhow::bail!(
-                    "[dynamics] snapshots must lie in (0, epochs = {}], got {e}",
-                    self.epochs
-                );
-            }
-            snapshots.push(step_of(e));
-        }
-        snapshots.sort_unstable();
-        snapshots.dedup();
-        training.snapshot_steps = snapshots;
-        training.eval_every = (steps_per_epoch / self.evals_per_epoch).max(1);
-        training.plateau = Some(transformer::training::Plateau {
-            min_gain: self.plateau_min_gain,
-            window: steps_per_epoch.max(training.eval_every),
-            // Set per objective by the study ([`Study::variant`]).
-            context_free_loss: None,
-        });
-        training
-            .validate()
-            .map_err(|e| anyhow::anyhow!("[dynamics] gives an invalid [training]: {e}"))
-    }
-
-    pub fn model_ids(&self) -> anyhow::Result<Vec<ModelId>> {
-        self.models
-            .iter()
-            .map(|name| {
-                ModelId::from_name(name).ok_or_else(|| {
-                    let known: Vec<&str> = ModelId::ALL.iter().map(|m| m.name()).collect();
-                    anyhow::anyhow!(
-                        "[dynamics] models: unknown model {name:?}; known: {}",
-                        known.join(", ")
-                    )
-                })
-            })
-            .collect()
-    }
-}
 
 /// One measurement of one model at one point of its training.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -368,21 +240,13 @@ impl Study {
 
 /// `--exp dynamics`.
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let (cfg, path) = super::paper::load_config_from(args, "dynamics")?;
+    let (cfg, path) = super::settings::load_config_from(args, "dynamics")?;
     let Some(dynamics) = cfg.dynamics.clone() else {
         anyhow::bail!(
             "--exp dynamics needs a [dynamics] table in its config (experiments/configs/dynamics.toml has one)"
         );
     };
     let ids = dynamics.model_ids()?;
-    let args = &Args {
-        out: args.out.join(STUDY_DIR),
-        ..args.clone()
-    };
-    // The study writes under its own directory, whose lock this process holds too (its
-    // `--jobs` children are started with it as their `--out`).
-    crate::paths::check_out(&args.out)?;
-    let _study_lock = crate::lock::lock_out(&args.out, false)?;
     let study = Study::load(args, cfg)?;
     let t = &study.cfg.training;
     let epoch = if args.quick {
@@ -518,7 +382,7 @@ fn curves(
         }
         let mut points = Vec::new();
         for (tokens, v) in by_tokens {
-            let s = super::paper::Spread::of(&v);
+            let s = super::comparisons::Spread::of(&v);
             let (mean, spread) = (s.mean, (v.len() > 1).then_some((s.min, s.max)));
             if tokens == 0 {
                 if lo.is_finite() {
@@ -649,6 +513,7 @@ fn figures(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exp::settings::DynamicsConfig;
     use transformer::training::{plateau_step, CurvePoint, Plateau, TrainingConfig};
 
     /// The frozen-input seed 2 curve of the fair-budget study, held-out every 264 steps (an

@@ -155,8 +155,10 @@ impl Evidence {
     /// Reads every items file that the paper experiments list in their `measurements.csv`.
     pub fn load(out: &Path, benchmarks: &Benchmarks) -> anyhow::Result<Evidence> {
         let mut files = std::collections::BTreeSet::new();
-        for exp in super::paper::PAPER {
-            let list = out.join(super::paper::name(exp)).join("measurements.csv");
+        for exp in super::comparisons::PAPER {
+            let list = out
+                .join(super::comparisons::name(exp))
+                .join("measurements.csv");
             if list.is_file() {
                 for m in output::read_csv::<Measured>(&list)? {
                     files.insert(out.join(m.items));

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::ValueEnum;
 
-use super::study::ModelId;
+use super::settings::ModelId;
 use crate::Args;
 
 /// What a child measures.

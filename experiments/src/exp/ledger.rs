@@ -71,7 +71,7 @@ pub fn timed<T>(path: &Path, work: &str, f: impl FnOnce() -> T) -> anyhow::Resul
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let cpu = super::bench_transformer::cpu_name();
+    let cpu = crate::device::cpu_name();
     let row = move |finished: bool| TimeRow {
         work: work.to_string(),
         started,

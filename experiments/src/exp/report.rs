@@ -10,14 +10,12 @@ use anyhow::Context;
 
 use analysis::inference::Interval;
 
+use super::comparisons::{is_small_set, name, Summary, Table, PAPER};
 use super::eval::Benchmarks;
 use super::evidence::{per_seed, seed_difference, seed_mean, Evidence, Half, Rep};
-use super::paper::{is_small_set, name, Summary, Table, PAPER};
-use super::study::{Cast, ModelId};
+use super::settings::{Cast, ModelId};
 use crate::output::TidyRow;
 use crate::{output, Args, Experiment};
-
-mod changes;
 
 /// `0.123 [0.100, 0.150]`: an estimate and its 95% interval.
 pub fn fmt_iv(iv: &Interval) -> String {
@@ -282,14 +280,13 @@ fn score_cell(ev: &Evidence, n: &Named, bench: &str) -> String {
 }
 
 /// The objective read on the embedding matrix: masked against causal LM with tied heads,
-/// then (when the study has them) with untied heads, and the causal LM tied against untied,
+/// then with untied heads, and the causal LM tied against untied,
 /// which says how much of the tied pair's difference the head makes.
 fn objective_pairs(src: &Sources) -> Vec<(ModelId, ModelId)> {
     let clm = src.cast.clm;
     let mut pairs = vec![(ModelId::Mlm, clm)];
-    if let Some((m, c)) = src.cast.untied {
-        pairs.extend([(m, c), (clm, c)]);
-    }
+    let (m, c) = src.cast.untied;
+    pairs.extend([(m, c), (clm, c)]);
     pairs
 }
 
@@ -674,7 +671,7 @@ fn findings(src: &Sources) -> String {
             let control = src.cast.no_attention;
             let shown = [ModelId::Sgns, ModelId::Mlm, src.cast.clm];
             let shown = shown.into_iter().chain(src.cast.untied_models());
-            for m in shown.chain(control).chain([ModelId::Untrained]) {
+            for m in shown.chain([control, ModelId::Untrained]) {
                 let r = if m.is_word2vec() {
                     "static"
                 } else {
@@ -706,8 +703,7 @@ fn findings(src: &Sources) -> String {
             };
             let gaps: Vec<String> = [ModelId::Mlm, src.cast.clm]
                 .into_iter()
-                .chain(control)
-                .chain([ModelId::Untrained])
+                .chain([control, ModelId::Untrained])
                 .filter_map(|m| {
                     let g = gap(m);
                     (g.len() >= 2).then(|| format!("{} {}", m.label(), fmt_iv(&seed_mean(&g))))
@@ -723,7 +719,7 @@ fn findings(src: &Sources) -> String {
             let transformers: Vec<ModelId> = [ModelId::Mlm, src.cast.clm]
                 .into_iter()
                 .chain(src.cast.untied_models())
-                .chain(control)
+                .chain([control])
                 .collect();
             for &m in &transformers {
                 let rep = Rep::new(m.name(), "training", None);
@@ -744,9 +740,9 @@ fn findings(src: &Sources) -> String {
                 let _ = writeln!(w, "- masked LMs, {MASK_GAIN}, per seed: {gains}");
             }
             // The objective (MLM against the causal LM), then self-attention (MLM against the
-            // same model with attention replaced by a uniform average, when there is one).
+            // same model with attention replaced by a uniform average).
             let mut pairs = objective_pairs(src);
-            pairs.extend(control.map(|c| (ModelId::Mlm, c)));
+            pairs.push((ModelId::Mlm, control));
             for (x, y) in pairs {
                 let (a, b) = (z(x, "embedding"), z(y, "embedding"));
                 if a.len() >= 2 && b.len() >= 2 {
@@ -784,13 +780,13 @@ fn findings(src: &Sources) -> String {
     match src.get(Experiment::Contextuality) {
         Some(t) => {
             let _ = writeln!(w, "Ethayarajh's measures on the MLM. Intra-sentence similarity is read against its null, the same statistic on bags of random tokens from other sequences at the same positions (not against the anisotropy: a token's cosine with a mean that contains it is far above the mean pairwise cosine even for unrelated tokens); the first-PC share (MEV) is centred PCA over words with 5+ contexts, read against a size-matched null. Seed means with 95% t intervals over seeds; the untrained model's excesses are the control.\n");
-            // The attention control's excess, when the study has one: what averaging the
-            // sequence alone does to intra-sentence similarity.
+            // The attention control's excess: what averaging the sequence alone does to
+            // intra-sentence similarity.
             let control = src.cast.no_attention;
-            let (head, rule) = match control {
-                Some(c) => (format!(" {}: intra-sentence - null |", c.label()), "---|"),
-                None => (String::new(), ""),
-            };
+            let (head, rule) = (
+                format!(" {}: intra-sentence - null |", control.label()),
+                "---|",
+            );
             let _ = writeln!(w, "| layer | self-similarity | anisotropy | intra-sentence - null | untrained: intra-sentence - null | MEV - null |{head}");
             let _ = writeln!(w, "|---|---|---|---|---|---|{rule}");
             for l in t.layers(MLM, "contextual") {
@@ -808,9 +804,7 @@ fn findings(src: &Sources) -> String {
                     }
                 };
                 let u = ModelId::Untrained.name();
-                let extra = control.map_or(String::new(), |c| {
-                    format!(" {} |", g(c.name(), "intra_sentence_excess"))
-                });
+                let extra = format!(" {} |", g(control.name(), "intra_sentence_excess"));
                 let _ = writeln!(
                     w,
                     "| {l} | {} | {} | {} | {} | {} |{extra}",
@@ -829,22 +823,17 @@ fn findings(src: &Sources) -> String {
     md
 }
 
-/// `--exp report`. The config names the roles (paper.toml's by default; dynamics.toml's for
-/// the fair-budget study); nothing else of it is read.
+/// `--exp report`. The config names the roles (paper.toml's by default); nothing else of it is
+/// read.
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let cfg = super::paper::load_config(args, "paper")?;
+    let cfg = super::settings::load_config(args, "paper")?;
     write(&args.out, cfg.roles.cast()?)
 }
 
 /// `out/REPORT.md` from the comparisons under `out`.
 pub fn write(out: &Path, cast: Cast) -> anyhow::Result<()> {
-    let mut src = Sources::load(out, cast)?;
-    let mut body = findings(&src);
-    // A study under the paper's results (results/fair-budget/ under results/) closes with
-    // what changed from the paper's 800-step models.
-    if let Some(base) = changes::Baseline::find(out)? {
-        body.push_str(&changes::section(&mut src, base));
-    }
+    let src = Sources::load(out, cast)?;
+    let body = findings(&src);
     let mut report = String::from("# embedlab report\n\nGenerated by `cargo run -p experiments -- --exp report` from the CSVs under this directory and the per-item outcomes under `measurements/`. Do not edit by hand.\n\n");
     report.push_str(&body);
     let path = out.join("REPORT.md");
@@ -923,7 +912,7 @@ mod tests {
         // (loss, first step below the level, gain at [MASK] with its interval)
         let planted = [
             (
-                ModelId::FrozenEmbedding,
+                ModelId::FrozenUntied,
                 [
                     (6.30, 4752, [0.021, 0.012, 0.030]),
                     (6.92, 5280, [0.004, -0.003, 0.011]),
@@ -931,7 +920,7 @@ mod tests {
                 ],
             ),
             (
-                ModelId::Mlm,
+                ModelId::MlmUntied,
                 [
                     (5.40, 528, [1.1, 1.05, 1.15]),
                     (5.50, 792, [1.0, 0.95, 1.05]),
@@ -967,7 +956,7 @@ mod tests {
         // names the seed and says what is missing.
         src.rows = with_every_gain;
         src.rows[0].1.retain(|r| {
-            !(r.model == ModelId::Mlm.name()
+            !(r.model == ModelId::MlmUntied.name()
                 && r.metric.starts_with("context_gain")
                 && r.seed != Some(3))
         });
@@ -1032,7 +1021,10 @@ mod tests {
         let mut src = sources_without_measurements();
         for (e, t) in src.tables.iter_mut() {
             if *e == exp {
-                *t = Some(Table(super::super::paper::summarise(name(exp), &rows)));
+                *t = Some(Table(super::super::comparisons::summarise(
+                    name(exp),
+                    &rows,
+                )));
             }
         }
         src.rows = vec![(exp, rows)];

@@ -26,7 +26,6 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use serde::{Deserialize, Serialize};
 
 use analysis::collocation::{collocation_pairs, collocation_score, CollocationPairs};
 use analysis::geometry::{
@@ -41,13 +40,13 @@ use burn::tensor::Device;
 use corpus::{Corpus, CorpusConfig};
 use transformer::backend::BackendKind;
 use transformer::data::{self, Objective, Sequences};
-use transformer::model::{Mixing, ModelSettings, QkvTying};
+use transformer::model::{Mixing, QkvTying};
 use transformer::training::{self, CurvePoint, RunControl, TrainingConfig};
 use transformer::{Transformer, TransformerConfig};
-use word2vec::{Architecture, Word2VecConfig, WordVectors};
+use word2vec::{Word2VecConfig, WordVectors};
 
-use super::dynamics::DynamicsConfig;
-use super::eval::{evaluate_table_items, Benchmarks, EvalConfig};
+use super::eval::{evaluate_table_items, Benchmarks};
+use super::settings::{Cast, Config, ModelId, QUICK_STEPS_PER_EPOCH};
 use crate::kept;
 use crate::output::{self, ItemRow, TidyRow};
 use crate::runs::{self, TransformerKey};
@@ -70,339 +69,6 @@ const CKA_WORDS: usize = 2_000;
 /// Real tokens over which the CKA of projected activations (queries vs keys vs values) is
 /// computed.
 const ACTIVATION_TOKENS: usize = 2_000;
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Pooling {
-    /// Occurrences averaged per word for the aggregated vectors: a uniform sample of up to this
-    /// many from the whole training split.
-    pub max_occurrences: u32,
-    /// Sequences per forward pass.
-    pub batch: usize,
-}
-
-impl Default for Pooling {
-    fn default() -> Self {
-        Pooling {
-            max_occurrences: 100,
-            batch: 64,
-        }
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ContextualityConfig {
-    /// Training sequences the occurrences are drawn from.
-    pub sequences: usize,
-    /// Words tracked, spread evenly over the `top` most frequent.
-    pub words: usize,
-    pub top: usize,
-    /// Occurrences per tracked word.
-    pub per_word: usize,
-    /// Random token pairs for anisotropy.
-    pub pairs: usize,
-}
-
-impl Default for ContextualityConfig {
-    fn default() -> Self {
-        ContextualityConfig {
-            sequences: 2_000,
-            words: 500,
-            top: 5_000,
-            per_word: 20,
-            pairs: 500_000,
-        }
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct CollocationConfig {
-    /// Pairs are drawn among the `top` most frequent words ...
-    pub top: u32,
-    /// ... within `window` tokens of each other ...
-    pub window: usize,
-    /// ... seen together at least `min_count` times; the `pairs` with the highest PMI are kept.
-    pub min_count: u32,
-    pub pairs: usize,
-}
-
-impl Default for CollocationConfig {
-    fn default() -> Self {
-        CollocationConfig {
-            top: 10_000,
-            window: 2,
-            min_count: 20,
-            pairs: 1_000,
-        }
-    }
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Config {
-    /// Every model is trained once per seed; figures show the mean and the min-max spread.
-    pub seeds: Vec<u64>,
-    pub corpus: CorpusConfig,
-    pub model: ModelSettings,
-    pub training: TrainingConfig,
-    pub eval: EvalConfig,
-    pub pooling: Pooling,
-    pub contextuality: ContextualityConfig,
-    pub collocation: CollocationConfig,
-    pub sgns: Word2VecConfig,
-    pub cbow: Word2VecConfig,
-    /// The fair-budget schedule of `--exp dynamics` ([`super::dynamics`]): when present, it
-    /// sets `training.steps`, the held-out evaluations, the plateau rule and the snapshots
-    /// from the corpus's epoch length.
-    pub dynamics: Option<DynamicsConfig>,
-    /// Which variants the paper's comparisons read against each other.
-    pub roles: Roles,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            seeds: vec![1, 2, 3],
-            corpus: CorpusConfig::default(),
-            model: ModelSettings::default(),
-            training: TrainingConfig::default(),
-            eval: EvalConfig::default(),
-            pooling: Pooling::default(),
-            contextuality: ContextualityConfig::default(),
-            collocation: CollocationConfig::default(),
-            sgns: Word2VecConfig::default(),
-            cbow: Word2VecConfig {
-                architecture: Architecture::Cbow,
-                ..Word2VecConfig::default()
-            },
-            dynamics: None,
-            roles: Roles::default(),
-        }
-    }
-}
-
-/// The `[roles]` table: which trained variant plays each part of the paper's comparisons
-/// (`model` column names). The defaults are the 800-step paper's; the fair-budget study
-/// (`dynamics.toml`) reads the matched-targets causal LM against the masked LM, the frozen
-/// input against the untied masked LM (a tied head would freeze the output matrix too), adds
-/// the untied masked and causal LM beside the tied pair, and the no-attention control beside
-/// the objective's collocation and contextuality.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Roles {
-    /// The causal LM read against the masked LM (`transformer-mlm`, always the reference).
-    pub clm: String,
-    /// The frozen-embedding ablation ...
-    pub frozen: String,
-    /// ... and the trained model it is read against (the same head setting).
-    pub frozen_reference: String,
-    /// The model with attention replaced by a uniform average, beside the objective's
-    /// collocation and the contextuality measures; none by default.
-    pub no_attention: Option<String>,
-    /// The masked and the causal LM with untied heads, read against each other beside the
-    /// tied pair: with a tied head a causal LM scores the next word by E[x]·E[y] directly, so
-    /// the tied pair's difference mixes the objective with what the head does to the
-    /// embedding. Both or neither; none by default.
-    pub mlm_untied: Option<String>,
-    pub clm_untied: Option<String>,
-}
-
-impl Default for Roles {
-    fn default() -> Self {
-        Roles {
-            clm: ModelId::Clm.name().into(),
-            frozen: ModelId::FrozenEmbedding.name().into(),
-            frozen_reference: ModelId::Mlm.name().into(),
-            no_attention: None,
-            mlm_untied: None,
-            clm_untied: None,
-        }
-    }
-}
-
-/// [`Roles`] checked: each name a known transformer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cast {
-    pub clm: ModelId,
-    pub frozen: ModelId,
-    pub frozen_reference: ModelId,
-    pub no_attention: Option<ModelId>,
-    /// (masked LM, causal LM), both with untied heads ([`Roles::clm_untied`]).
-    pub untied: Option<(ModelId, ModelId)>,
-}
-
-impl Roles {
-    /// The roles as model ids; an error names the key and the names it could be.
-    pub fn cast(&self) -> anyhow::Result<Cast> {
-        let id = |key: &str, name: &str| {
-            ModelId::from_name(name)
-                .filter(|m| !m.is_word2vec() && *m != ModelId::Untrained)
-                .ok_or_else(|| {
-                    let known: Vec<&str> = (ModelId::ALL.iter())
-                        .filter(|m| !m.is_word2vec() && **m != ModelId::Untrained)
-                        .map(|m| m.name())
-                        .collect();
-                    anyhow::anyhow!(
-                        "[roles] {key}: {name:?} is not a trained transformer; known: {}",
-                        known.join(", ")
-                    )
-                })
-        };
-        Ok(Cast {
-            clm: id("clm", &self.clm)?,
-            frozen: id("frozen", &self.frozen)?,
-            frozen_reference: id("frozen_reference", &self.frozen_reference)?,
-            no_attention: (self.no_attention.as_deref())
-                .map(|n| id("no_attention", n))
-                .transpose()?,
-            untied: match (&self.mlm_untied, &self.clm_untied) {
-                (Some(m), Some(c)) => Some((id("mlm_untied", m)?, id("clm_untied", c)?)),
-                (None, None) => None,
-                _ => anyhow::bail!(
-                    "[roles] mlm_untied and clm_untied name the untied pair: give both or neither"
-                ),
-            },
-        })
-    }
-}
-
-impl Cast {
-    /// The untied masked and causal LM ([`Roles::clm_untied`]), in that order; none when the
-    /// study has no untied pair.
-    pub fn untied_models(&self) -> Vec<ModelId> {
-        self.untied.map_or(vec![], |(m, c)| vec![m, c])
-    }
-}
-
-impl Default for Cast {
-    fn default() -> Self {
-        Roles::default()
-            .cast()
-            .expect("the default roles are known models")
-    }
-}
-
-impl Config {
-    /// `--quick`: toy sizes everywhere, the same code paths (a couple of minutes for `all`).
-    pub fn quick(&mut self) {
-        super::train::quick(&mut self.model, &mut self.training);
-        self.eval.restrict_vocab = self.eval.restrict_vocab.min(5_000);
-        self.pooling = Pooling {
-            max_occurrences: 5,
-            batch: 32,
-        };
-        self.contextuality = ContextualityConfig {
-            sequences: 100,
-            words: 50,
-            top: 1_000,
-            per_word: 5,
-            pairs: 5_000,
-        };
-        self.collocation.min_count = 5;
-        self.collocation.pairs = 200;
-        for w in [&mut self.sgns, &mut self.cbow] {
-            w.epochs = 1;
-            w.dim = w.dim.min(32);
-        }
-    }
-}
-
-/// Every model the paper compares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ModelId {
-    Sgns,
-    Cbow,
-    /// Masked LM with the base config: the reference transformer.
-    Mlm,
-    SharedQk,
-    SharedQkv,
-    FrozenEmbedding,
-    Clm,
-    /// The masked-LM model as initialised, never trained.
-    Untrained,
-    /// Masked LM with a separate output matrix (the tied models score a prediction against
-    /// the input embedding itself).
-    MlmUntied,
-    /// Causal LM with its loss on a random 15% of positions per step ("matched targets": as
-    /// many predictions per step as the masked LM), tied head: then the direction of context
-    /// is the only difference from [`ModelId::Mlm`].
-    ClmMatched,
-    /// [`ModelId::ClmMatched`] with an untied head.
-    ClmMatchedUntied,
-    /// Frozen random input embedding with an untied (trained) output matrix: the input alone
-    /// frozen, unlike [`ModelId::FrozenEmbedding`], whose tied head freezes the output too.
-    FrozenUntied,
-    /// The no-attention control: each attention layer replaced by a uniform average over the
-    /// sequence (`Mixing::Uniform`), tied head like [`ModelId::Mlm`].
-    NoAttention,
-}
-
-impl ModelId {
-    pub const ALL: [ModelId; 13] = [
-        ModelId::Sgns,
-        ModelId::Cbow,
-        ModelId::Mlm,
-        ModelId::SharedQk,
-        ModelId::SharedQkv,
-        ModelId::FrozenEmbedding,
-        ModelId::Clm,
-        ModelId::Untrained,
-        ModelId::MlmUntied,
-        ModelId::ClmMatched,
-        ModelId::ClmMatchedUntied,
-        ModelId::FrozenUntied,
-        ModelId::NoAttention,
-    ];
-
-    /// The model whose [`ModelId::name`] is `name`.
-    pub fn from_name(name: &str) -> Option<ModelId> {
-        ModelId::ALL.iter().copied().find(|m| m.name() == name)
-    }
-
-    /// The `model` column of the tidy rows.
-    pub fn name(self) -> &'static str {
-        match self {
-            ModelId::Sgns => "word2vec-sgns",
-            ModelId::Cbow => "word2vec-cbow",
-            ModelId::Mlm => "transformer-mlm",
-            ModelId::SharedQk => "transformer-mlm-shared-qk",
-            ModelId::SharedQkv => "transformer-mlm-shared-qkv",
-            ModelId::FrozenEmbedding => "transformer-mlm-frozen-embedding",
-            ModelId::Clm => "transformer-clm",
-            ModelId::Untrained => "transformer-untrained",
-            ModelId::MlmUntied => "transformer-mlm-untied-head",
-            ModelId::ClmMatched => "transformer-clm-matched",
-            ModelId::ClmMatchedUntied => "transformer-clm-matched-untied-head",
-            ModelId::FrozenUntied => "transformer-mlm-frozen-embedding-untied-head",
-            ModelId::NoAttention => "transformer-mlm-no-attention",
-        }
-    }
-
-    /// A short legend label.
-    pub fn label(self) -> &'static str {
-        match self {
-            ModelId::Sgns => "word2vec SGNS",
-            ModelId::Cbow => "word2vec CBOW",
-            ModelId::Mlm => "MLM",
-            ModelId::SharedQk => "MLM shared-QK",
-            ModelId::SharedQkv => "MLM shared-QKV",
-            ModelId::FrozenEmbedding => "MLM frozen embedding",
-            ModelId::Clm => "CLM",
-            ModelId::Untrained => "untrained",
-            ModelId::MlmUntied => "MLM untied head",
-            ModelId::ClmMatched => "CLM matched targets",
-            ModelId::ClmMatchedUntied => "CLM matched, untied head",
-            ModelId::FrozenUntied => "MLM frozen input, untied head",
-            ModelId::NoAttention => "MLM no attention",
-        }
-    }
-
-    pub fn is_word2vec(self) -> bool {
-        matches!(self, ModelId::Sgns | ModelId::Cbow)
-    }
-}
 
 pub struct Study {
     pub cfg: Config,
@@ -433,14 +99,14 @@ impl Study {
             .map_err(anyhow::Error::msg)?;
         if let Some(d) = &cfg.dynamics {
             let per_epoch = if args.quick {
-                super::dynamics::QUICK_STEPS_PER_EPOCH
+                QUICK_STEPS_PER_EPOCH
             } else {
                 seqs.steps_per_epoch(cfg.training.batch_size)
             };
             d.apply(&mut cfg.training, per_epoch)?;
         }
-        let kind = super::train::backend(args);
-        let device = super::backends::open_device(kind)?;
+        let kind = crate::device::backend(args);
+        let device = crate::device::open(kind)?;
         let n_words = corpus.vocab.len().min(cfg.eval.restrict_vocab);
         let words = corpus.vocab.words()[..n_words].to_vec();
         let c = &cfg.collocation;
@@ -498,8 +164,6 @@ impl Study {
         match id {
             ModelId::SharedQk => model.qkv = QkvTying::SharedQk,
             ModelId::SharedQkv => model.qkv = QkvTying::SharedQkv,
-            ModelId::FrozenEmbedding => model.freeze_embeddings = true,
-            ModelId::Clm => training.objective = Objective::Clm,
             ModelId::MlmUntied => model.tie_lm_head = false,
             ModelId::ClmMatched | ModelId::ClmMatchedUntied => {
                 training.objective = Objective::Clm;
@@ -1055,6 +719,90 @@ impl Study {
             ],
         ));
         (rows, items)
+    }
+
+    /// One representation of one model as a table of word vectors, exactly what the study
+    /// scores under that name (`representation` column), over the evaluation vocabulary (the
+    /// most frequent `restrict_vocab` words): `static` for word2vec; `embedding`,
+    /// `lm_head` (an untied head's output matrix), `decontextualized` and `aggregated` (at
+    /// `layer`, 0 the embedding layer's output) for a transformer. Trains the model when its
+    /// weights are not in the run cache, as [`Study::scores`] does. Errors name what exists.
+    pub fn representation(
+        &self,
+        id: ModelId,
+        seed: u64,
+        representation: &str,
+        layer: Option<usize>,
+    ) -> anyhow::Result<WordVectors> {
+        let layered = matches!(representation, "decontextualized" | "aggregated");
+        if layered != layer.is_some() {
+            anyhow::bail!(
+                "--layer goes with decontextualized and aggregated, and only with them (got --representation {representation}{})",
+                layer.map_or(String::new(), |l| format!(" --layer {l}"))
+            );
+        }
+        if id.is_word2vec() {
+            if representation != "static" {
+                anyhow::bail!(
+                    "{} has one representation, static (got {representation:?})",
+                    id.name()
+                );
+            }
+            let w = self.word2vec_config(id, seed);
+            let what = format!("{} seed {seed}", id.name());
+            let vectors = self.word2vec_vectors(&self.run_dir(id, seed), &w, &what, true)?;
+            // Scored on the most frequent `restrict_vocab` words, like every table here.
+            return Ok(vectors.truncated(self.cfg.eval.restrict_vocab));
+        }
+        let known = "embedding, lm_head, decontextualized, aggregated";
+        let (model, _) = self.transformer(id, seed)?;
+        let (_, training) = self.variant(id, seed);
+        let readout = Readout::of(training.objective, false);
+        let pick = |tables: Vec<WordVectors>, l: usize| {
+            let n = tables.len();
+            tables.into_iter().nth(l).ok_or_else(|| {
+                anyhow::anyhow!("--layer {l}: {} has layers 0 to {}", id.name(), n - 1)
+            })
+        };
+        match (representation, layer) {
+            ("embedding", None) => Ok(embedding_table(&model, &self.words)),
+            ("lm_head", None) => lm_head_table(&model, &self.words).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{} has a tied head: its output matrix is its embedding (--representation embedding)",
+                    id.name()
+                )
+            }),
+            ("decontextualized", Some(l)) => pick(
+                decontextualized(
+                    &model,
+                    &self.words,
+                    self.corpus.vocab.specials(),
+                    readout,
+                    &self.device,
+                    256,
+                ),
+                l,
+            ),
+            ("aggregated", Some(l)) => {
+                let p = &self.cfg.pooling;
+                let agg = aggregated(
+                    &model,
+                    &self.words,
+                    &self.seqs.train,
+                    self.seqs.seq_len,
+                    p.max_occurrences,
+                    p.batch,
+                    readout,
+                    seed,
+                    &self.device,
+                    |_, _| {},
+                );
+                pick(agg.tables, l)
+            }
+            _ => anyhow::bail!(
+                "--representation {representation:?}: a transformer's representations are {known}"
+            ),
+        }
     }
 
     fn score_word2vec(

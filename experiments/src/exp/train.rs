@@ -7,12 +7,11 @@ use anyhow::Context;
 use serde::Deserialize;
 
 use corpus::CorpusConfig;
-use transformer::backend::BackendKind;
 use transformer::data::{self, Objective, Sequences};
 use transformer::model::ModelSettings;
 use transformer::training::{self, RunControl, TrainingConfig};
 
-use crate::{config, output, runs, Args, Backend};
+use crate::{config, output, runs, Args};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -20,19 +19,6 @@ pub struct Config {
     pub corpus: CorpusConfig,
     pub model: ModelSettings,
     pub training: TrainingConfig,
-}
-
-/// The backend `--backend` names, flex when none is named.
-pub fn backend(args: &Args) -> BackendKind {
-    kind(args.backend.unwrap_or(Backend::Flex))
-}
-
-pub fn kind(backend: Backend) -> BackendKind {
-    match backend {
-        Backend::Flex => BackendKind::Flex,
-        Backend::Ndarray => BackendKind::Ndarray,
-        Backend::Wgpu => BackendKind::Wgpu,
-    }
 }
 
 /// `--quick`: a toy model and a few steps, for smoke runs.
@@ -91,8 +77,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     )
     .map_err(anyhow::Error::msg)?;
     let entropy = data::unigram_entropy(&corpus);
-    let kind = backend(args);
-    let device = super::backends::open_device(kind)?;
+    let kind = crate::device::backend(args);
+    let device = crate::device::open(kind)?;
     let model_cfg = config
         .model
         .to_config(corpus.vocab.len_with_specials(), config.training.seq_len);

@@ -1,0 +1,299 @@
+//! What a training run is, apart from running it: its config ([`TrainingConfig`]: objective,
+//! schedule, optimiser settings, evaluations, checkpoints, snapshots), the plateau rule that may
+//! stop it early, the points of its loss curve, its errors, and the per-step seed. A leaf
+//! module: the checkpoints ([`crate::checkpoint`]), the engine ([`crate::engine`]) and the run
+//! itself ([`crate::training`]) all read it, and it reads none of them.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::Objective;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrainingConfig {
+    pub objective: Objective,
+    pub steps: usize,
+    pub batch_size: usize,
+    /// Tokens per sequence, `[CLS]` and `[SEP]` included.
+    pub seq_len: usize,
+    pub lr: f64,
+    pub warmup_steps: usize,
+    pub weight_decay: f32,
+    /// AdamW's epsilon. burn's default (1e-5) is larger than most per-element gradients of the
+    /// 22k-row embedding matrix (softmax gradients of rare words are ~1e-6), which damps their
+    /// updates and keeps masked-LM training on the unigram plateau; PyTorch's 1e-8 does not.
+    pub adam_epsilon: f32,
+    /// Clip each parameter tensor's gradient L2 norm to this (burn's `GradientClipping::Norm`
+    /// works per tensor, not globally); none when absent.
+    pub grad_clip: Option<f32>,
+    pub eval_every: usize,
+    /// Held-out batches per evaluation; absent (the default): the whole held-out split, every
+    /// sequence once. The loss is the mean over all target positions scored.
+    pub eval_batches: Option<usize>,
+    pub checkpoint_every: usize,
+    pub heldout_fraction: f64,
+    pub seed: u64,
+    /// Start the LM head's output bias at the training split's log unigram probabilities, so
+    /// step 0 already predicts at the unigram entropy instead of at ln(vocabulary size) and the
+    /// first few hundred steps go into context rather than into word frequencies.
+    pub unigram_bias_init: bool,
+    /// Causal LM only: the fraction of next-token targets each training batch keeps ("matched
+    /// targets": 0.15 makes as many predictions per step as a masked LM); absent, every
+    /// position (the full-loss causal LM). Left out of the config's JSON when absent, so the
+    /// run hashes of configs written before it existed do not move.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clm_target_fraction: Option<f64>,
+    /// Stop before `steps` once the held-out loss has plateaued ([`Plateau`]); `steps` stays
+    /// the horizon of the learning-rate schedule. Absent: run all `steps`. Left out of the JSON
+    /// when absent, like `clm_target_fraction`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plateau: Option<Plateau>,
+    /// Steps after which the model's weights are also kept as
+    /// `run_dir/snapshots/step-<N>.bpk` ([`crate::checkpoint::load_snapshot`]), so that a study
+    /// can measure a run at several points of one learning-rate schedule (a shorter run would
+    /// decay its rate sooner and not be the same model). A run stopped on its plateau keeps
+    /// those before the stop. Left out of the JSON when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub snapshot_steps: Vec<usize>,
+}
+
+/// The plateau rule: at an evaluation, stop when the held-out loss is less than `min_gain` nats
+/// below the last held-out loss measured at least `window` steps earlier (for example one
+/// epoch's steps and 0.01 nats: "less than 0.01 nats gained over the last epoch"), counting
+/// only evaluations below `context_free_loss` when it is set. A function of the loss curve
+/// alone, so a resumed run stops where the uninterrupted one did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plateau {
+    pub min_gain: f64,
+    pub window: usize,
+    /// The best held-out loss of a model that ignores context
+    /// ([`crate::data::context_free_loss`]: the unigram entropy for a causal LM, lower for a
+    /// masked LM, which can copy its visible input): evaluations at or above it never count as
+    /// a plateau. A masked LM with an untied head or a frozen input can sit on the unigram
+    /// plateau, a saddle, for more than an epoch, and then creep towards the copying level,
+    /// before it starts to use context (seen in the fair-budget study); "less than 0.01 nats
+    /// gained" there is not convergence. Derived from the corpus and the objective, which a
+    /// run's key already holds, so it is left out of the key (run hashes written before it
+    /// existed do not move).
+    #[serde(skip)]
+    pub context_free_loss: Option<f64>,
+}
+
+/// The step at which `curve` (held-out rows) first meets the plateau rule, if it does.
+pub fn plateau_step(curve: &[CurvePoint], rule: &Plateau) -> Option<usize> {
+    let heldout: Vec<&CurvePoint> = curve.iter().filter(|p| p.split == "heldout").collect();
+    heldout.iter().find_map(|now| {
+        if rule.context_free_loss.is_some_and(|h| !(now.loss < h)) {
+            return None;
+        }
+        let earlier = heldout
+            .iter()
+            .rev()
+            .find(|p| p.step + rule.window <= now.step)?;
+        (earlier.loss - now.loss < rule.min_gain).then_some(now.step)
+    })
+}
+
+/// Whether a run's curve is complete: it reached `steps`, or stopped on its plateau rule.
+pub fn finished(curve: &[CurvePoint], cfg: &TrainingConfig) -> bool {
+    curve.iter().any(|p| p.step == cfg.steps)
+        || cfg
+            .plateau
+            .as_ref()
+            .is_some_and(|rule| plateau_step(curve, rule).is_some())
+}
+
+impl Default for TrainingConfig {
+    fn default() -> Self {
+        TrainingConfig {
+            objective: Objective::Mlm,
+            steps: 2000,
+            batch_size: 32,
+            seq_len: 64,
+            lr: 1e-3,
+            warmup_steps: 100,
+            weight_decay: 0.01,
+            adam_epsilon: 1e-8,
+            grad_clip: Some(1.0),
+            eval_every: 200,
+            eval_batches: None,
+            checkpoint_every: 500,
+            heldout_fraction: 0.02,
+            seed: 1,
+            unigram_bias_init: true,
+            clm_target_fraction: None,
+            plateau: None,
+            snapshot_steps: Vec::new(),
+        }
+    }
+}
+
+impl TrainingConfig {
+    /// Checks every value burn and the maths can take; the message names the key (as in the
+    /// `[training]` table of a config) and the value.
+    pub fn validate(&self) -> Result<(), String> {
+        let positive = [
+            ("steps", self.steps),
+            ("batch_size", self.batch_size),
+            ("eval_every", self.eval_every),
+            ("eval_batches", self.eval_batches.unwrap_or(1)),
+            ("checkpoint_every", self.checkpoint_every),
+        ];
+        for (key, value) in positive {
+            if value == 0 {
+                return Err(format!("{key} must be at least 1, got 0"));
+            }
+        }
+        if self.seq_len < 3 {
+            return Err(format!(
+                "seq_len must be at least 3 ([CLS], a word, [SEP]), got {}",
+                self.seq_len
+            ));
+        }
+        if !(self.lr > 0.0 && self.lr.is_finite()) {
+            return Err(format!("lr must be a finite number > 0, got {}", self.lr));
+        }
+        if let Some(rule) = &self.plateau {
+            if !(rule.min_gain >= 0.0 && rule.min_gain.is_finite()) {
+                return Err(format!(
+                    "plateau.min_gain must be a finite number >= 0 (nats), got {}",
+                    rule.min_gain
+                ));
+            }
+            if rule.window < self.eval_every {
+                return Err(format!(
+                    "plateau.window ({}) must be at least eval_every ({}): the rule compares two evaluations",
+                    rule.window, self.eval_every
+                ));
+            }
+        }
+        if let Some(&bad) = self
+            .snapshot_steps
+            .iter()
+            .find(|&&s| s == 0 || s > self.steps)
+        {
+            return Err(format!(
+                "snapshot_steps must lie in 1..={} (steps), got {bad}",
+                self.steps
+            ));
+        }
+        if let Some(p) = self.clm_target_fraction {
+            if self.objective != Objective::Clm {
+                return Err(
+                    "clm_target_fraction is for objective = \"clm\" only (a masked LM chooses its own 15%)"
+                        .into(),
+                );
+            }
+            if !(p > 0.0 && p <= 1.0) {
+                return Err(format!("clm_target_fraction must be in (0, 1], got {p}"));
+            }
+        }
+        if self.warmup_steps >= self.steps {
+            return Err(format!(
+                "warmup_steps ({}) must be less than steps ({}): the run would end before the learning rate reaches lr",
+                self.warmup_steps, self.steps
+            ));
+        }
+        if !(self.weight_decay >= 0.0 && self.weight_decay.is_finite()) {
+            return Err(format!(
+                "weight_decay must be a finite number >= 0, got {}",
+                self.weight_decay
+            ));
+        }
+        if !(self.adam_epsilon > 0.0 && self.adam_epsilon.is_finite()) {
+            return Err(format!(
+                "adam_epsilon must be a finite number > 0 (it divides the update), got {}",
+                self.adam_epsilon
+            ));
+        }
+        if let Some(c) = self.grad_clip {
+            if !(c > 0.0 && c.is_finite()) {
+                return Err(format!(
+                    "grad_clip must be a finite number > 0 (leave it out for no clipping), got {c}"
+                ));
+            }
+        }
+        if !(self.heldout_fraction > 0.0 && self.heldout_fraction < 1.0) {
+            return Err(format!(
+                "heldout_fraction must be in (0, 1), got {}: the held-out loss is the measure of training",
+                self.heldout_fraction
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the held-out loss is measured after step `done` (1-based): every `eval_every`
+    /// steps and at the last.
+    pub fn evaluates_at(&self, done: usize) -> bool {
+        done.is_multiple_of(self.eval_every) || done == self.steps
+    }
+
+    /// Learning rate at `step`: linear warm-up over `warmup_steps`, then linear decay to 0.
+    pub fn lr_at(&self, step: usize) -> f64 {
+        let s = step as f64 + 1.0;
+        let w = self.warmup_steps as f64;
+        if s <= w {
+            self.lr * s / w
+        } else {
+            self.lr
+                * ((self.steps as f64 - step as f64) / (self.steps as f64 - w).max(1.0)).max(0.0)
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    #[error("invalid config: {0}")]
+    Config(String),
+    #[error("training stopped at step {step}: the loss is {loss}; the last good checkpoint ({checkpoint}) is kept. Lower lr or raise warmup_steps")]
+    NonFiniteLoss {
+        step: usize,
+        loss: f32,
+        checkpoint: String,
+    },
+    #[error("training stopped at step {step}: parameter {param} holds {value} after the update; nothing non-finite is saved, the last good checkpoint ({checkpoint}) is kept. Lower lr or raise warmup_steps")]
+    NonFiniteWeights {
+        step: usize,
+        param: String,
+        value: f32,
+        checkpoint: String,
+    },
+    #[error("{path}: checkpoint: {message}")]
+    Checkpoint { path: PathBuf, message: String },
+    #[error("training stopped: burn-train: {0}")]
+    Engine(String),
+    #[error("the backend could not compute the step: {0}")]
+    Backend(String),
+    #[error(
+        "{path}: run directory in use by {holder}; wait for it to finish, or use another --out"
+    )]
+    InUse { path: PathBuf, holder: String },
+}
+
+/// One point of the loss curve.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    pub step: usize,
+    /// `train` (mean over the steps since the last point) or `heldout`.
+    pub split: String,
+    pub loss: f64,
+    pub perplexity: f64,
+    pub lr: f64,
+    pub tokens_per_second: f64,
+}
+
+/// The seed of burn's random number generator for step `step`: dropout draws from that
+/// generator, so reseeding it per step makes every step's dropout masks a function of
+/// (seed, step) alone, like its batch. Seeded once per run instead, a resumed run would draw
+/// from a generator that had not seen the interrupted run's steps, and part from it at the
+/// first step after the checkpoint (that was the resume bug with dropout on).
+pub fn step_seed(seed: u64, step: usize) -> u64 {
+    // splitmix64 of a mix of both: neighbouring steps get unrelated streams.
+    let mut z = seed ^ (step as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}

@@ -1,0 +1,486 @@
+//! The study's settings: its config schema ([`Config`], with the `[dynamics]` schedule and the
+//! `[roles]`), the registry of its models ([`ModelId`]), and reading a config for an
+//! experiment. A leaf: the study, the views, the jobs and the report read it.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use corpus::CorpusConfig;
+use transformer::model::ModelSettings;
+use transformer::training::TrainingConfig;
+use word2vec::{Architecture, Word2VecConfig};
+
+use super::eval::EvalConfig;
+use crate::{config, Args};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Pooling {
+    /// Occurrences averaged per word for the aggregated vectors: a uniform sample of up to this
+    /// many from the whole training split.
+    pub max_occurrences: u32,
+    /// Sequences per forward pass.
+    pub batch: usize,
+}
+
+impl Default for Pooling {
+    fn default() -> Self {
+        Pooling {
+            max_occurrences: 100,
+            batch: 64,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ContextualityConfig {
+    /// Training sequences the occurrences are drawn from.
+    pub sequences: usize,
+    /// Words tracked, spread evenly over the `top` most frequent.
+    pub words: usize,
+    pub top: usize,
+    /// Occurrences per tracked word.
+    pub per_word: usize,
+    /// Random token pairs for anisotropy.
+    pub pairs: usize,
+}
+
+impl Default for ContextualityConfig {
+    fn default() -> Self {
+        ContextualityConfig {
+            sequences: 2_000,
+            words: 500,
+            top: 5_000,
+            per_word: 20,
+            pairs: 500_000,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CollocationConfig {
+    /// Pairs are drawn among the `top` most frequent words ...
+    pub top: u32,
+    /// ... within `window` tokens of each other ...
+    pub window: usize,
+    /// ... seen together at least `min_count` times; the `pairs` with the highest PMI are kept.
+    pub min_count: u32,
+    pub pairs: usize,
+}
+
+impl Default for CollocationConfig {
+    fn default() -> Self {
+        CollocationConfig {
+            top: 10_000,
+            window: 2,
+            min_count: 20,
+            pairs: 1_000,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Every model is trained once per seed; figures show the mean and the min-max spread.
+    pub seeds: Vec<u64>,
+    pub corpus: CorpusConfig,
+    pub model: ModelSettings,
+    pub training: TrainingConfig,
+    pub eval: EvalConfig,
+    pub pooling: Pooling,
+    pub contextuality: ContextualityConfig,
+    pub collocation: CollocationConfig,
+    pub sgns: Word2VecConfig,
+    pub cbow: Word2VecConfig,
+    /// The schedule of the study's runs ([`DynamicsConfig`], read by [`super::dynamics`]): it
+    /// sets `training.steps`, the held-out evaluations, the plateau rule and the snapshots
+    /// from the corpus's epoch length.
+    pub dynamics: Option<DynamicsConfig>,
+    /// Which variants the paper's comparisons read against each other.
+    pub roles: Roles,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            seeds: vec![1, 2, 3],
+            corpus: CorpusConfig::default(),
+            model: ModelSettings::default(),
+            training: TrainingConfig::default(),
+            eval: EvalConfig::default(),
+            pooling: Pooling::default(),
+            contextuality: ContextualityConfig::default(),
+            collocation: CollocationConfig::default(),
+            sgns: Word2VecConfig::default(),
+            cbow: Word2VecConfig {
+                architecture: Architecture::Cbow,
+                ..Word2VecConfig::default()
+            },
+            dynamics: None,
+            roles: Roles::default(),
+        }
+    }
+}
+
+/// The `[roles]` table: which trained variant plays each part of the comparisons (`model`
+/// column names). The defaults are paper.toml's: the matched-targets causal LM against the
+/// masked LM, the frozen input against the untied masked LM (a tied head would freeze the output
+/// matrix too), the untied masked and causal LM beside the tied pair, and the no-attention
+/// control beside the objective's collocation and the contextuality measures.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Roles {
+    /// The causal LM read against the masked LM (`transformer-mlm`, always the reference).
+    pub clm: String,
+    /// The frozen-input ablation ...
+    pub frozen: String,
+    /// ... and the trained model it is read against (the same head setting).
+    pub frozen_reference: String,
+    /// The model with attention replaced by a uniform average, beside the objective's
+    /// collocation and the contextuality measures.
+    pub no_attention: String,
+    /// The masked and the causal LM with untied heads, read against each other beside the
+    /// tied pair: with a tied head a causal LM scores the next word by E[x]·E[y] directly, so
+    /// the tied pair's difference mixes the objective with what the head does to the
+    /// embedding.
+    pub mlm_untied: String,
+    pub clm_untied: String,
+}
+
+impl Default for Roles {
+    fn default() -> Self {
+        Roles {
+            clm: ModelId::ClmMatched.name().into(),
+            frozen: ModelId::FrozenUntied.name().into(),
+            frozen_reference: ModelId::MlmUntied.name().into(),
+            no_attention: ModelId::NoAttention.name().into(),
+            mlm_untied: ModelId::MlmUntied.name().into(),
+            clm_untied: ModelId::ClmMatchedUntied.name().into(),
+        }
+    }
+}
+
+/// [`Roles`] checked: each name a known transformer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cast {
+    pub clm: ModelId,
+    pub frozen: ModelId,
+    pub frozen_reference: ModelId,
+    pub no_attention: ModelId,
+    /// (masked LM, causal LM), both with untied heads ([`Roles::clm_untied`]).
+    pub untied: (ModelId, ModelId),
+}
+
+impl Roles {
+    /// The roles as model ids; an error names the key and the names it could be.
+    pub fn cast(&self) -> anyhow::Result<Cast> {
+        let id = |key: &str, name: &str| {
+            ModelId::from_name(name)
+                .filter(|m| !m.is_word2vec() && *m != ModelId::Untrained)
+                .ok_or_else(|| {
+                    let known: Vec<&str> = (ModelId::ALL.iter())
+                        .filter(|m| !m.is_word2vec() && **m != ModelId::Untrained)
+                        .map(|m| m.name())
+                        .collect();
+                    anyhow::anyhow!(
+                        "[roles] {key}: {name:?} is not a trained transformer; known: {}",
+                        known.join(", ")
+                    )
+                })
+        };
+        Ok(Cast {
+            clm: id("clm", &self.clm)?,
+            frozen: id("frozen", &self.frozen)?,
+            frozen_reference: id("frozen_reference", &self.frozen_reference)?,
+            no_attention: id("no_attention", &self.no_attention)?,
+            untied: (
+                id("mlm_untied", &self.mlm_untied)?,
+                id("clm_untied", &self.clm_untied)?,
+            ),
+        })
+    }
+}
+
+impl Cast {
+    /// The untied masked and causal LM ([`Roles::clm_untied`]), in that order.
+    pub fn untied_models(&self) -> Vec<ModelId> {
+        vec![self.untied.0, self.untied.1]
+    }
+}
+
+impl Default for Cast {
+    fn default() -> Self {
+        Roles::default()
+            .cast()
+            .expect("the default roles are known models")
+    }
+}
+
+impl Config {
+    /// `--quick`: toy sizes everywhere, the same code paths (a couple of minutes for `all`).
+    pub fn quick(&mut self) {
+        super::train::quick(&mut self.model, &mut self.training);
+        self.eval.restrict_vocab = self.eval.restrict_vocab.min(5_000);
+        self.pooling = Pooling {
+            max_occurrences: 5,
+            batch: 32,
+        };
+        self.contextuality = ContextualityConfig {
+            sequences: 100,
+            words: 50,
+            top: 1_000,
+            per_word: 5,
+            pairs: 5_000,
+        };
+        self.collocation.min_count = 5;
+        self.collocation.pairs = 200;
+        for w in [&mut self.sgns, &mut self.cbow] {
+            w.epochs = 1;
+            w.dim = w.dim.min(32);
+        }
+    }
+}
+
+/// Every model the paper compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ModelId {
+    Sgns,
+    Cbow,
+    /// Masked LM with the base config: the reference transformer.
+    Mlm,
+    SharedQk,
+    SharedQkv,
+    /// The masked-LM model as initialised, never trained.
+    Untrained,
+    /// Masked LM with a separate output matrix (the tied models score a prediction against
+    /// the input embedding itself).
+    MlmUntied,
+    /// Causal LM with its loss on a random 15% of positions per step ("matched targets": as
+    /// many predictions per step as the masked LM), tied head: then the direction of context
+    /// is the only difference from [`ModelId::Mlm`].
+    ClmMatched,
+    /// [`ModelId::ClmMatched`] with an untied head.
+    ClmMatchedUntied,
+    /// Frozen random input embedding with an untied (trained) output matrix: the input alone
+    /// frozen (a tied head would freeze the output matrix too).
+    FrozenUntied,
+    /// The no-attention control: each attention layer replaced by a uniform average over the
+    /// sequence (`Mixing::Uniform`), tied head like [`ModelId::Mlm`].
+    NoAttention,
+}
+
+impl ModelId {
+    pub const ALL: [ModelId; 11] = [
+        ModelId::Sgns,
+        ModelId::Cbow,
+        ModelId::Mlm,
+        ModelId::SharedQk,
+        ModelId::SharedQkv,
+        ModelId::Untrained,
+        ModelId::MlmUntied,
+        ModelId::ClmMatched,
+        ModelId::ClmMatchedUntied,
+        ModelId::FrozenUntied,
+        ModelId::NoAttention,
+    ];
+
+    /// The model whose [`ModelId::name`] is `name`.
+    pub fn from_name(name: &str) -> Option<ModelId> {
+        ModelId::ALL.iter().copied().find(|m| m.name() == name)
+    }
+
+    /// The `model` column of the tidy rows.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelId::Sgns => "word2vec-sgns",
+            ModelId::Cbow => "word2vec-cbow",
+            ModelId::Mlm => "transformer-mlm",
+            ModelId::SharedQk => "transformer-mlm-shared-qk",
+            ModelId::SharedQkv => "transformer-mlm-shared-qkv",
+            ModelId::Untrained => "transformer-untrained",
+            ModelId::MlmUntied => "transformer-mlm-untied-head",
+            ModelId::ClmMatched => "transformer-clm-matched",
+            ModelId::ClmMatchedUntied => "transformer-clm-matched-untied-head",
+            ModelId::FrozenUntied => "transformer-mlm-frozen-embedding-untied-head",
+            ModelId::NoAttention => "transformer-mlm-no-attention",
+        }
+    }
+
+    /// A short legend label.
+    pub fn label(self) -> &'static str {
+        match self {
+            ModelId::Sgns => "word2vec SGNS",
+            ModelId::Cbow => "word2vec CBOW",
+            ModelId::Mlm => "MLM",
+            ModelId::SharedQk => "MLM shared-QK",
+            ModelId::SharedQkv => "MLM shared-QKV",
+            ModelId::Untrained => "untrained",
+            ModelId::MlmUntied => "MLM untied head",
+            ModelId::ClmMatched => "CLM matched targets",
+            ModelId::ClmMatchedUntied => "CLM matched, untied head",
+            ModelId::FrozenUntied => "MLM frozen input, untied head",
+            ModelId::NoAttention => "MLM no attention",
+        }
+    }
+
+    pub fn is_word2vec(self) -> bool {
+        matches!(self, ModelId::Sgns | ModelId::Cbow)
+    }
+}
+
+/// The `[dynamics]` table: the study's schedule, in epochs of the training split.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DynamicsConfig {
+    /// The longest run, in passes over the training split (word2vec's 5 by default); also
+    /// the horizon of the learning-rate decay.
+    pub epochs: f64,
+    /// Where the run is measured, in epochs (rounded to whole steps).
+    pub snapshots: Vec<f64>,
+    /// Held-out evaluations per epoch (on the whole held-out split).
+    pub evals_per_epoch: usize,
+    /// Stop once the held-out loss gained less than this many nats over the last epoch.
+    pub plateau_min_gain: f64,
+    /// The models followed (`model` column names); the untrained model and word2vec are
+    /// measured at their own points (0 tokens; each snapshot's token count).
+    pub models: Vec<String>,
+    /// Also pool aggregated vectors at every snapshot (minutes per snapshot on 2 cores); the
+    /// final model is always measured in full, right after its run ([`Study::follow`]).
+    pub pooled_snapshots: bool,
+    /// After the curves, run the paper's comparisons on the final models and write the
+    /// report (every model the `[roles]` name is trained if it is not followed).
+    pub findings: bool,
+}
+
+impl Default for DynamicsConfig {
+    fn default() -> Self {
+        DynamicsConfig {
+            epochs: 5.0,
+            snapshots: vec![0.125, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0],
+            evals_per_epoch: 4,
+            plateau_min_gain: 0.01,
+            models: [
+                ModelId::Mlm,
+                ModelId::MlmUntied,
+                ModelId::ClmMatched,
+                ModelId::ClmMatchedUntied,
+                ModelId::SharedQk,
+                ModelId::SharedQkv,
+                ModelId::FrozenUntied,
+                ModelId::NoAttention,
+                ModelId::Untrained,
+                ModelId::Sgns,
+                ModelId::Cbow,
+            ]
+            .iter()
+            .map(|m| m.name().to_string())
+            .collect(),
+            pooled_snapshots: false,
+            findings: true,
+        }
+    }
+}
+
+/// Steps per epoch standing in for the real one under `--quick`, so that a toy run still has
+/// every snapshot, evaluation and plateau check.
+pub const QUICK_STEPS_PER_EPOCH: usize = 8;
+
+impl DynamicsConfig {
+    /// The training schedule this table asks for, given the steps of one epoch: `steps`
+    /// (`epochs` passes), held-out evaluations, the plateau rule over one epoch, and the
+    /// snapshot steps. Errors name the key.
+    pub fn apply(
+        &self,
+        training: &mut transformer::training::TrainingConfig,
+        steps_per_epoch: usize,
+    ) -> anyhow::Result<()> {
+        if !(self.epochs > 0.0 && self.epochs.is_finite()) {
+            anyhow::bail!(
+                "[dynamics] epochs must be a number > 0, got {}",
+                self.epochs
+            );
+        }
+        if self.evals_per_epoch == 0 {
+            anyhow::bail!("[dynamics] evals_per_epoch must be at least 1");
+        }
+        if !(self.plateau_min_gain >= 0.0 && self.plateau_min_gain.is_finite()) {
+            anyhow::bail!(
+                "[dynamics] plateau_min_gain must be a number >= 0 (nats), got {}",
+                self.plateau_min_gain
+            );
+        }
+        let step_of = |epochs: f64| ((epochs * steps_per_epoch as f64).round() as usize).max(1);
+        training.steps = step_of(self.epochs);
+        let mut snapshots = Vec::new();
+        for &e in &self.snapshots {
+            if !(e > 0.0 && e <= self.epochs) {
+                anyhow::bail!(
+                    "[dynamics] snapshots must lie in (0, epochs = {}], got {e}",
+                    self.epochs
+                );
+            }
+            snapshots.push(step_of(e));
+        }
+        snapshots.sort_unstable();
+        snapshots.dedup();
+        training.snapshot_steps = snapshots;
+        training.eval_every = (steps_per_epoch / self.evals_per_epoch).max(1);
+        training.plateau = Some(transformer::training::Plateau {
+            min_gain: self.plateau_min_gain,
+            window: steps_per_epoch.max(training.eval_every),
+            // Set per objective by the study ([`Study::variant`]).
+            context_free_loss: None,
+        });
+        training
+            .validate()
+            .map_err(|e| anyhow::anyhow!("[dynamics] gives an invalid [training]: {e}"))
+    }
+
+    pub fn model_ids(&self) -> anyhow::Result<Vec<ModelId>> {
+        self.models
+            .iter()
+            .map(|name| {
+                ModelId::from_name(name).ok_or_else(|| {
+                    let known: Vec<&str> = ModelId::ALL.iter().map(|m| m.name()).collect();
+                    anyhow::anyhow!(
+                        "[dynamics] models: unknown model {name:?}; known: {}",
+                        known.join(", ")
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+pub fn load_config(args: &Args, exp: &str) -> anyhow::Result<Config> {
+    Ok(load_config_from(args, exp)?.0)
+}
+
+/// [`load_config`], and the file it came from (none: the defaults).
+pub fn load_config_from(args: &Args, exp: &str) -> anyhow::Result<(Config, Option<PathBuf>)> {
+    let (mut cfg, path) = config::load::<Config>(args, exp)?;
+    if let Some(p) = &path {
+        println!("config {}", p.display());
+    }
+    if let Some(s) = args.seed {
+        cfg.seeds = vec![s];
+    }
+    if cfg.seeds.is_empty() {
+        anyhow::bail!("config: `seeds` is empty; give at least one seed");
+    }
+    if args.quick {
+        cfg.quick();
+    }
+    config::check_transformer(path.as_deref(), &cfg.model, &cfg.training)?;
+    if let Err(e) = cfg.roles.cast() {
+        let source = path
+            .as_ref()
+            .map_or("the built-in defaults".into(), |p| p.display().to_string());
+        anyhow::bail!("{source}: {e}");
+    }
+    Ok((cfg, path))
+}
