@@ -4,7 +4,8 @@
 //!
 //! Data flows one way: corpus (`corpus` crate) -> vocabulary -> models (`word2vec`,
 //! `transformer`) -> vectors and their measures (`analysis`) -> tidy rows ([`output::TidyRow`])
-//! -> CSV -> figures ([`plot`]) -> report ([`exp::report`]). The modules, each depending only
+//! -> CSV -> figures ([`plot`]) -> report ([`exp::report`]). What is measured lives in
+//! `analysis`; this crate keeps the study. The modules, each depending only
 //! on those listed before it (`scripts/module_cycles.py` checks there is no cycle):
 //! * [`config`], [`paths`], [`output`], [`kept`], [`lock`], [`runs`], [`device`]: configs, paths
 //!   under the repository, CSV output, kept measurements (sealed by a manifest and checked
@@ -16,8 +17,9 @@
 //!   [`exp::study::Study::measure_transformer`] turns a model (a final one or a snapshot) into
 //!   tidy rows and per-item outcomes; [`exp::study::Study::scores`] does it for a (variant,
 //!   seed) through the run cache and keeps the result under `measurements/`;
-//! * [`exp::context_gain`]: whether a masked LM predicts from context, at `[MASK]` targets;
-//! * [`exp::evidence`]: the intervals and tests the report states;
+//! * [`exp::eval`], [`exp::context_gain`], [`exp::evidence`]: the measures of `analysis`
+//!   (benchmark scores, the gain at `[MASK]`, intervals over items and seeds) read and written
+//!   as the study's tidy rows and kept per-item outcomes;
 //! * [`exp::jobs`]: models trained and measured side by side in child processes;
 //! * [`exp::report`]: `REPORT.md`; [`exp::paper`]: the seven comparisons' CSVs and figures;
 //! * [`exp::dynamics`]: the whole study, each measure against tokens seen, then the

@@ -7,6 +7,11 @@
 //!                                  s = (1 + cos) / 2   (cosines shifted to [0, 1])
 //! ```
 //!
+//! and the two baselines of Linzen (2016), which say how much of a score is neighbourhood rather
+//! than an offset: `only-b`, argmax_x cos(x, b), and `ignore-a`, argmax_x cos(x, b) + cos(x, c),
+//! each with a, b and c excluded as above. A table whose 3CosAdd is no higher than its only-b
+//! answers analogies by b's neighbours alone.
+//!
 //! Both scores are functions of three cosine rows, so instead of one matrix product per
 //! question we compute the cosines of every row with every *distinct* question word once
 //! (one `sgemm`: the Google set has about 900 distinct words for 19,544 questions) and combine
@@ -29,6 +34,12 @@ pub enum AnalogyMethod {
     CosAdd,
     #[serde(rename = "3CosMul")]
     CosMul,
+    /// Linzen's (2016) baseline: the nearest neighbour of b.
+    #[serde(rename = "only-b")]
+    OnlyB,
+    /// Linzen's (2016) baseline: the nearest neighbour of b + c (a ignored).
+    #[serde(rename = "ignore-a")]
+    IgnoreA,
 }
 
 impl AnalogyMethod {
@@ -36,6 +47,8 @@ impl AnalogyMethod {
         match self {
             AnalogyMethod::CosAdd => "3CosAdd",
             AnalogyMethod::CosMul => "3CosMul",
+            AnalogyMethod::OnlyB => "only-b",
+            AnalogyMethod::IgnoreA => "ignore-a",
         }
     }
 }
@@ -195,8 +208,8 @@ impl AnalogySet {
         let ev = EvalVocab::new(vectors, restrict_vocab, case_insensitive);
         // Rows searched for an answer (see the module docs for why 3CosMul searches all).
         let n = match method {
-            AnalogyMethod::CosAdd => ev.n_rows,
             AnalogyMethod::CosMul => vectors.len(),
+            AnalogyMethod::CosAdd | AnalogyMethod::OnlyB | AnalogyMethod::IgnoreA => ev.n_rows,
         };
         let dim = vectors.dim();
 
@@ -251,6 +264,12 @@ impl AnalogySet {
                             for i in 0..n {
                                 let s = |x: f32| (1.0 + x) / 2.0;
                                 buf[i] = s(cb[i]) * s(cc[i]) / (s(ca[i]) + 1e-6);
+                            }
+                        }
+                        AnalogyMethod::OnlyB => buf.copy_from_slice(cb),
+                        AnalogyMethod::IgnoreA => {
+                            for i in 0..n {
+                                buf[i] = cb[i] + cc[i];
                             }
                         }
                     }
@@ -384,6 +403,52 @@ mod tests {
             // One outcome per question in file order; the unicorn question was skipped.
             assert_eq!(r.outcomes, vec![Some(true), Some(true), None, Some(true)]);
         }
+    }
+
+    /// Linzen's baselines on a planted table of 2-d unit vectors at known angles (degrees):
+    /// a 0, b 10, c 90, d 100, e 17 and f 60. The offset b - a + c points at about 91 degrees,
+    /// nearest d: 3CosAdd answers d. b's nearest neighbour other than a, b and c is e (7 degrees
+    /// away): only-b answers e. cos(x, b) + cos(x, c) peaks at the bisector of b and c, 50
+    /// degrees: f (10 away) beats e (33) and d (50): ignore-a answers f.
+    #[test]
+    fn linzen_baselines_answer_by_neighbourhood() {
+        let table = |angles: &[(&str, f32)]| {
+            let words = angles.iter().map(|(w, _)| w.to_string()).collect();
+            let data = angles
+                .iter()
+                .flat_map(|(_, a)| [a.to_radians().cos(), a.to_radians().sin()])
+                .collect();
+            WordVectors::new(words, 2, data)
+        };
+        let v = table(&[
+            ("a", 0.0),
+            ("b", 10.0),
+            ("c", 90.0),
+            ("d", 100.0),
+            ("e", 17.0),
+            ("f", 60.0),
+        ]);
+        let set = AnalogySet::parse(
+            ": s\na b c d\na b c e\na b c f\n",
+            Path::new("q"),
+            "q".into(),
+        )
+        .unwrap();
+        let right = |method| set.evaluate(&v, method, 6, true).outcomes;
+        assert_eq!(
+            right(AnalogyMethod::CosAdd),
+            vec![Some(true), Some(false), Some(false)]
+        );
+        assert_eq!(
+            right(AnalogyMethod::OnlyB),
+            vec![Some(false), Some(true), Some(false)]
+        );
+        assert_eq!(
+            right(AnalogyMethod::IgnoreA),
+            vec![Some(false), Some(false), Some(true)]
+        );
+        assert_eq!(AnalogyMethod::OnlyB.name(), "only-b");
+        assert_eq!(AnalogyMethod::IgnoreA.name(), "ignore-a");
     }
 
     #[test]

@@ -4,20 +4,28 @@
 //!   (case-insensitively, the most frequent casing winning, as gensim does).
 //! * [`analogy`]: 3CosAdd and 3CosMul on questions-words files, per section, semantic/syntactic.
 //! * [`similarity`]: Pearson and Spearman against human similarity judgements, OOV counted.
+//! * [`benchmarks`]: a table scored on every analogy and similarity set, with chance levels and
+//!   each item's outcome.
 //! * [`stats`]: the correlation coefficients.
 //! * [`inference`]: intervals that carry both the items' sampling and the seeds' spread, exact
 //!   McNemar and Fisher tests, permutation chance bands.
+//! * [`evidence`]: scores and differences of representations from per-item outcomes over
+//!   seeds, best layers chosen on a dev half of the items.
 //! * [`representations`]: a trained transformer turned into tables of word vectors — its
 //!   embedding matrix, and per layer decontextualized and mean-pooled (aggregated) vectors.
 //! * [`collocation`]: whether words that occur together get similar vectors (PMI pairs vs
 //!   shuffled pairs).
 //! * [`geometry`]: W_Q/W_K/W_V similarity per layer and head, and contextuality measures.
+//! * [`context_gain`]: whether a masked LM predicts from context, at its `[MASK]` targets.
 //!
 //! The numbers agree with gensim 4.4 (`tests/conformance.rs`).
 
 pub mod analogy;
+pub mod benchmarks;
 pub mod collocation;
+pub mod context_gain;
 pub mod eval_vocab;
+pub mod evidence;
 pub mod geometry;
 pub mod inference;
 pub mod representations;
@@ -30,6 +38,11 @@ use std::path::PathBuf;
 pub enum EvalError {
     #[error(transparent)]
     Read(#[from] corpus::CorpusError),
+    #[error("{path}: cannot list benchmark directory: {source}")]
+    Dir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}:{line}: {message}")]
     Parse {
         path: PathBuf,

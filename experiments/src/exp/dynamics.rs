@@ -153,7 +153,8 @@ impl Study {
         let rows = self.dynamics(id, seed, pooled)?;
         self.scores(id, seed)?;
         if let Some(split) = self.context_gain(id, seed)? {
-            let g = super::context_gain::gain_at_mask(&split, super::context_gain::RESAMPLE_SEED);
+            let g =
+                analysis::context_gain::gain_at_mask(&split, analysis::context_gain::RESAMPLE_SEED);
             println!(
                 "{} seed {seed}: gain over the unigram at held-out [MASK] targets {:+.3} [{:+.3}, {:+.3}] nats per target",
                 id.name(),

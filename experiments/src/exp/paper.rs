@@ -35,7 +35,9 @@ fn models(exp: Experiment, cast: &Cast) -> Vec<ModelId> {
             [vec![Sgns, Cbow, Mlm, clm], untied].concat()
         }
         Experiment::Layers => vec![Sgns, Mlm],
-        Experiment::Qkv => vec![Mlm, SharedQk, SharedQkv],
+        // The untrained model of each seed is the masked LM's initialisation: the reference
+        // of its weight geometry.
+        Experiment::Qkv => vec![Mlm, SharedQk, SharedQkv, Untrained],
         Experiment::Frozen => vec![cast.frozen_reference, cast.frozen],
         Experiment::Objective => [vec![Sgns, Mlm, clm], untied, control, vec![Untrained]].concat(),
         Experiment::Contextuality => [vec![Mlm, clm], control, vec![Untrained]].concat(),

@@ -11,7 +11,6 @@ use anyhow::Context;
 use analysis::inference::Interval;
 
 use super::comparisons::{is_small_set, name, Summary, Table, PAPER};
-use super::eval::Benchmarks;
 use super::evidence::{per_seed, seed_difference, seed_mean, Evidence, Half, Rep};
 use super::settings::{Cast, ModelId};
 use crate::output::TidyRow;
@@ -163,7 +162,7 @@ impl Sources {
                 rows.push((exp, output::read_csv::<TidyRow>(&seeds_csv)?));
             }
         }
-        let evidence = Some(Evidence::load(out, &Benchmarks::load(&[])?)?);
+        let evidence = Some(super::evidence::load(out, &super::eval::benchmarks(&[])?)?);
         Ok(Sources {
             tables,
             stale,
@@ -178,6 +177,28 @@ impl Sources {
             .iter()
             .find(|(e, _)| *e == exp)
             .and_then(|(_, t)| t.as_ref())
+    }
+
+    /// Per seed (in seed order), the mean of the values of `model`'s rows in `exp` that `keep`
+    /// selects: a measure averaged over layers or heads, one value per seed.
+    fn seed_means(
+        &self,
+        exp: Experiment,
+        model: &str,
+        keep: impl Fn(&TidyRow) -> bool,
+    ) -> Vec<(u64, f64)> {
+        let mut by_seed: std::collections::BTreeMap<u64, (f64, usize)> = Default::default();
+        if let Some((_, rows)) = self.rows.iter().find(|(e, _)| *e == exp) {
+            for r in rows.iter().filter(|r| r.model == model && keep(r)) {
+                let e = by_seed.entry(r.seed.unwrap_or(0)).or_default();
+                e.0 += r.value;
+                e.1 += 1;
+            }
+        }
+        by_seed
+            .into_iter()
+            .map(|(s, (sum, n))| (s, sum / n as f64))
+            .collect()
     }
 
     /// Per-seed values of one measurement, in seed order.
@@ -288,6 +309,65 @@ fn objective_pairs(src: &Sources) -> Vec<(ModelId, ModelId)> {
     let (m, c) = src.cast.untied;
     pairs.extend([(m, c), (clm, c)]);
     pairs
+}
+
+/// The weight-geometry answers of the qkv section as trained minus the same seed's
+/// initialisation: CKA(W_Q, W_K) against W0's (the model's own `attention-initialisation`
+/// rows), and the CKA of queries and keys from real tokens and of E W^h with E against the
+/// untrained model of the same seed. Seeds present on both sides only.
+fn init_reference(src: &Sources) -> Vec<String> {
+    let exp = Experiment::Qkv;
+    let untrained = ModelId::Untrained.name();
+    let cka_qk =
+        |state: &'static str| move |r: &TidyRow| r.representation == state && r.metric == "cka_q_k";
+    let activations =
+        |r: &TidyRow| r.representation == "attention-activations" && r.metric == "cka_q_k";
+    let through_head = |r: &TidyRow| {
+        r.representation.starts_with("embedding-")
+            && r.layer == Some(1)
+            && r.benchmark == "geometry"
+            && r.metric == "cka_with_embedding"
+    };
+    let cases: [(&str, Vec<(u64, f64)>, Vec<(u64, f64)>); 3] = [
+        (
+            "linear CKA(W_Q, W_K), each layer and head",
+            src.seed_means(exp, MLM, cka_qk("attention-trained")),
+            src.seed_means(exp, MLM, cka_qk("attention-initialisation")),
+        ),
+        (
+            "linear CKA of the queries and keys computed from real tokens, each layer",
+            src.seed_means(exp, MLM, activations),
+            src.seed_means(exp, untrained, activations),
+        ),
+        (
+            "linear CKA(E W^h, E), the embedding through each layer-1 head (q, k and v)",
+            src.seed_means(exp, MLM, through_head),
+            src.seed_means(exp, untrained, through_head),
+        ),
+    ];
+    let mut lines = Vec::new();
+    for (what, trained, init) in cases {
+        let pairs: Vec<(f64, f64)> = trained
+            .iter()
+            .filter_map(|(s, t)| init.iter().find(|(u, _)| u == s).map(|(_, i)| (*t, *i)))
+            .collect();
+        if pairs.len() < 2 {
+            continue;
+        }
+        let t: Vec<f64> = pairs.iter().map(|p| p.0).collect();
+        let i: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+        let d: Vec<f64> = pairs.iter().map(|p| p.0 - p.1).collect();
+        let diff = seed_mean(&d);
+        lines.push(format!(
+            "{what}: trained {}, at initialisation {}; trained - initial {} over {} seeds: {}",
+            fmt_iv(&seed_mean(&t)),
+            fmt_iv(&seed_mean(&i)),
+            fmt_iv(&diff),
+            pairs.len(),
+            verdict(&diff, "trained", "initial")
+        ));
+    }
+    lines
 }
 
 fn embedding_of(m: ModelId) -> Named {
@@ -544,6 +624,16 @@ fn findings(src: &Sources) -> String {
             if !cka.is_empty() {
                 let k = cka.len() as f64;
                 let _ = writeln!(w, "- the embedding seen through each layer-1 head, E W^h (q, k and v, {} tables): linear CKA with E {:.3} on average against a null of {:.3}", cka.len(), cka.iter().map(|c| c.0).sum::<f64>() / k, cka.iter().map(|c| c.1).sum::<f64>() / k);
+            }
+            // The reference a reviewer asks for: the same model at its initialisation (the
+            // untrained model of a seed is exactly that seed's W0), trained minus initial per
+            // seed, with a t interval over seeds.
+            let lines = init_reference(src);
+            if !lines.is_empty() {
+                let _ = writeln!(w, "\nAgainst the model's own initialisation (the untrained model of each seed is that seed's masked LM before its first step, W0), trained minus initial per seed, mean over layers and heads, with a t interval over seeds:\n");
+                for line in lines {
+                    let _ = writeln!(w, "- {line}");
+                }
             }
             let _ = writeln!(w);
             figure(w, Experiment::Qkv, "qkv-loss");
@@ -846,6 +936,7 @@ pub fn write(out: &Path, cast: Cast) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exp::eval::Benchmarks;
 
     fn s(mean: f64, min: f64, max: f64) -> Summary {
         Summary {
@@ -1016,6 +1107,80 @@ mod tests {
         );
     }
 
+    /// Planted weight geometry against the initialisation: CKA(W_Q, W_K) of two heads per seed
+    /// (trained 0.29 and 0.31 + 0.01 (s - 1), so seed means 0.30, 0.31, 0.32; W0 0.20 each): the
+    /// differences 0.10, 0.11, 0.12 give 0.110 +- 4.303 * 0.01 / sqrt(3) = [0.085, 0.135];
+    /// the activations' CKA equal to the untrained model's: 0 with a zero-width interval. The
+    /// embedding through a head, measured for the trained model only, gets no line.
+    #[test]
+    fn weight_geometry_is_read_against_the_same_seeds_initialisation() {
+        let exp = name(Experiment::Qkv);
+        let mut rows = Vec::new();
+        let row =
+            |model: ModelId, rep: &str, layer, bench: &str, metric: &str, seed, value| TidyRow {
+                layer: Some(layer),
+                benchmark: bench.into(),
+                metric: metric.into(),
+                value,
+                seed: Some(seed),
+                ..TidyRow::template(exp, model.name(), rep)
+            };
+        for seed in 1..=3u64 {
+            let shift = 0.01 * (seed - 1) as f64;
+            for (h, trained) in [(0, 0.29), (1, 0.31)] {
+                let head = format!("head-{h}");
+                rows.push(row(
+                    ModelId::Mlm,
+                    "attention-trained",
+                    1,
+                    &head,
+                    "cka_q_k",
+                    seed,
+                    trained + shift,
+                ));
+                rows.push(row(
+                    ModelId::Mlm,
+                    "attention-initialisation",
+                    1,
+                    &head,
+                    "cka_q_k",
+                    seed,
+                    0.20,
+                ));
+            }
+            for m in [ModelId::Mlm, ModelId::Untrained] {
+                rows.push(row(
+                    m,
+                    "attention-activations",
+                    1,
+                    "all-heads",
+                    "cka_q_k",
+                    seed,
+                    0.7,
+                ));
+            }
+            rows.push(row(
+                ModelId::Mlm,
+                "embedding-q-head-0",
+                1,
+                "geometry",
+                "cka_with_embedding",
+                seed,
+                0.5,
+            ));
+        }
+        let lines = init_reference(&sources_with(Experiment::Qkv, rows));
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(lines[0], "linear CKA(W_Q, W_K), each layer and head: trained 0.310 [0.285, 0.335], at initialisation 0.200 [0.200, 0.200]; trained - initial 0.110 [0.085, 0.135] over 3 seeds: trained higher (the interval excludes 0)");
+        assert!(
+            lines[1].contains(
+                "trained - initial 0.000 [0.000, 0.000] over 3 seeds: no difference shown"
+            ),
+            "{}",
+            lines[1]
+        );
+    }
+
     /// One experiment's planted tidy rows and their summary, the others missing.
     fn sources_with(exp: Experiment, rows: Vec<TidyRow>) -> Sources {
         let mut src = sources_without_measurements();
@@ -1037,7 +1202,7 @@ mod tests {
             tables: PAPER.iter().map(|&e| (e, None)).collect(),
             stale: Vec::new(),
             rows: Vec::new(),
-            evidence: Some(Evidence::from_rows(
+            evidence: Some(crate::exp::evidence::from_rows(
                 Vec::new(),
                 &Benchmarks {
                     analogy: Vec::new(),

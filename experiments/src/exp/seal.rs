@@ -17,12 +17,12 @@ use std::path::{Path, PathBuf};
 
 use transformer::training::CurvePoint;
 
-use super::context_gain::SequenceRow;
 use super::dynamics::DynamicsRow;
 use super::ledger::TimeRow;
 use crate::kept;
 use crate::output::{self, TidyRow};
 use crate::Args;
+use analysis::context_gain::SequenceRow;
 
 /// The kept measurement directories of a study at `out` and of the studies right under it.
 pub fn kept_dirs(out: &Path) -> Vec<PathBuf> {

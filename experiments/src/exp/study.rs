@@ -140,7 +140,7 @@ impl Study {
         );
         Ok(Study {
             context_free,
-            benchmarks: Benchmarks::load(&args.similarity)?,
+            benchmarks: super::eval::benchmarks(&args.similarity)?,
             cfg,
             corpus_cfg,
             corpus,
@@ -622,7 +622,7 @@ impl Study {
         &self,
         id: ModelId,
         seed: u64,
-    ) -> anyhow::Result<Option<Vec<super::context_gain::SequenceRow>>> {
+    ) -> anyhow::Result<Option<Vec<analysis::context_gain::SequenceRow>>> {
         if id.is_word2vec() {
             return Ok(None);
         }
@@ -641,7 +641,7 @@ impl Study {
             return Ok(None);
         }
         let (model, _) = self.transformer(id, seed)?;
-        let rows = super::context_gain::rows(&training::heldout_loss_by_input(
+        let rows = analysis::context_gain::rows(&training::heldout_loss_by_input(
             &model, &self.seqs, &training,
         ));
         kept::write_csv_gz(&path, &rows)?;

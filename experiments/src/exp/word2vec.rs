@@ -8,7 +8,7 @@ use serde::Deserialize;
 use corpus::CorpusConfig;
 use word2vec::{format, Architecture, Trained, Word2VecConfig};
 
-use super::eval::{self, Benchmarks, EvalConfig};
+use super::eval::{self, EvalConfig};
 use crate::output::{self, TidyRow};
 use crate::{config, Args};
 
@@ -94,7 +94,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             .validate(corpus.encoded.n_chunks())
             .map_err(|e| anyhow::anyhow!("{source}: [{name}] {}", e.0))?;
     }
-    let benchmarks = Benchmarks::load(&args.similarity)?;
+    let benchmarks = super::eval::benchmarks(&args.similarity)?;
     let dir = args.out.join("word2vec");
     let (mut runs, mut rows) = (Vec::new(), Vec::new());
     for (name, cfg) in [("sgns", &config.sgns), ("cbow", &config.cbow)] {
@@ -158,7 +158,7 @@ pub fn bench(args: &Args) -> anyhow::Result<()> {
     let mib = (1u64 << 20) as f64;
     let matrices = 2 * corpus.vocab.len() * cfg.dim * 4;
     let encoded = corpus.encoded.n_tokens() * 4;
-    let benchmarks = Benchmarks::load(&[])?;
+    let benchmarks = super::eval::benchmarks(&[])?;
     let analogy = benchmarks
         .analogy
         .iter()

@@ -1,0 +1,473 @@
+//! Scores and differences of word-vector tables with intervals that carry both the benchmark's
+//! items and the seeds, from per-item outcomes (each analogy question right or wrong, each
+//! similarity pair's cosine) of several seeds of each representation.
+//!
+//! * A score (an analogy accuracy, a Spearman rho) is the mean over seeds, with a 95% interval
+//!   that carries both sources of variation: the items (resampled) and the seeds (their spread,
+//!   at the seed count's degrees of freedom), [`item_and_seed_interval`]. An interval from
+//!   resampling seeds with replacement could not fall below the weakest of three seeds.
+//! * A difference between two representations is computed on the items both answer, with the
+//!   same interval, so it holds the sampling of questions or pairs (which dominates on sets of a
+//!   few hundred pairs) as well as seed-to-seed variation. Analogy questions are resampled by
+//!   the word pairs they are built from (`a:b` and `c:d`, within a section), not as if each
+//!   question were an independent draw. Analogies also get McNemar's exact test per seed.
+//! * A "best layer" is chosen on the *dev* half of a benchmark's items and reported on the other
+//!   (*test*) half: item `i` of benchmark `b` falls in dev or test by a fair coin seeded by `b`
+//!   and `i` ([`half_of`]), the same for every model and seed.
+//! * A similarity score stands beside its chance band: Spearman's rho of the same cosines
+//!   permuted against the human scores, for exactly the pairs used.
+//! * Quantities measured once per seed with no items behind them (held-out loss, collocation
+//!   z-scores, contextuality excesses) get a Welch t interval over seeds ([`seed_difference`]):
+//!   with 3 seeds it is wide, and says so.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::inference::t975;
+use crate::inference::{
+    item_and_seed_interval, mcnemar_exact, permutation_band, spearman_at, Interval, SplitMix64,
+};
+use crate::{AnalogySet, SimilaritySet};
+
+/// Item resamples per interval: enough that the item variance they estimate moves by a few
+/// percent between resampling seeds; every interval is seeded, so a report is reproducible.
+const RESAMPLES: usize = 2_000;
+const LEVEL: f64 = 0.95;
+
+/// Which items a statistic is computed on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Half {
+    All,
+    /// Where best layers are chosen.
+    Dev,
+    /// Where chosen layers are reported.
+    Test,
+}
+
+/// Whether item `i` of `benchmark` is a dev item (`true`) or a test item: a fair coin from
+/// SplitMix64 seeded by the benchmark's name and the item's index.
+pub fn half_of(benchmark: &str, i: usize) -> Half {
+    let h = fnv1a(benchmark);
+    let mut rng = SplitMix64::new(h ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    if rng.next_u64() >> 63 == 0 {
+        Half::Dev
+    } else {
+        Half::Test
+    }
+}
+
+/// FNV-1a of `text`: a seed stable across platforms and Rust versions, unlike `DefaultHasher`.
+fn fnv1a(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+fn in_half(benchmark: &str, i: usize, half: Half) -> bool {
+    half == Half::All || half_of(benchmark, i) == half
+}
+
+/// A representation: (model, representation, layer), as in the tidy rows.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Rep {
+    pub model: String,
+    pub representation: String,
+    pub layer: Option<usize>,
+}
+
+impl Rep {
+    pub fn new(model: &str, representation: &str, layer: Option<usize>) -> Rep {
+        Rep {
+            model: model.into(),
+            representation: representation.into(),
+            layer,
+        }
+    }
+}
+
+/// One seed's per-item values of one representation on one benchmark, in file order: each
+/// analogy question right, wrong or not answered (`None`), or each similarity pair's cosine
+/// (`None`: a word out of vocabulary).
+pub enum Values {
+    Outcomes(Vec<Option<bool>>),
+    Cosines(Vec<Option<f64>>),
+}
+
+impl Values {
+    fn present(&self, i: usize) -> bool {
+        match self {
+            Values::Outcomes(v) => v.get(i).is_some_and(|o| o.is_some()),
+            Values::Cosines(v) => v.get(i).is_some_and(|o| o.is_some()),
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Values::Outcomes(v) => v.len(),
+            Values::Cosines(v) => v.len(),
+        }
+    }
+}
+
+/// A score with its interval, and how many items it rests on.
+#[derive(Clone, Copy, Debug)]
+pub struct Estimate {
+    pub interval: Interval,
+    pub items: usize,
+}
+
+/// A difference a - b with its interval; for analogies, McNemar's p per seed.
+#[derive(Clone, Debug)]
+pub struct Difference {
+    pub a: Estimate,
+    pub b: Estimate,
+    pub diff: Interval,
+    pub mcnemar: Vec<f64>,
+}
+
+/// Per-item outcomes of every measured model, by (rep, benchmark) and seed.
+pub struct Evidence {
+    items: HashMap<(Rep, String), BTreeMap<u64, Values>>,
+    /// Human scores of each similarity set, in file order.
+    gold: HashMap<String, Vec<f64>>,
+    /// Each analogy question's two word pairs, as unit ids, in file order.
+    pairs: HashMap<String, Vec<Vec<usize>>>,
+}
+
+/// The word pairs each question of an analogy set is built from: `a:b` and `c:d`, numbered
+/// within the set (the same pair in two sections is two pairs; case folded, as gensim scores).
+pub fn question_pairs(set: &AnalogySet) -> Vec<Vec<usize>> {
+    let mut ids: HashMap<(usize, String, String), usize> = HashMap::new();
+    let mut id = |section: usize, x: &str, y: &str| {
+        let next = ids.len();
+        *ids.entry((section, x.to_lowercase(), y.to_lowercase()))
+            .or_insert(next)
+    };
+    let mut out = Vec::new();
+    for (s, section) in set.sections.iter().enumerate() {
+        for [a, b, c, d] in &section.questions {
+            out.push(vec![id(s, a, b), id(s, c, d)]);
+        }
+    }
+    out
+}
+
+impl Evidence {
+    /// No outcomes yet, and what the benchmarks say about their items: each similarity set's
+    /// human scores and each analogy question's two word pairs.
+    pub fn new(analogy: &[AnalogySet], similarity: &[SimilaritySet]) -> Evidence {
+        let gold = similarity
+            .iter()
+            .map(|s| (s.name.clone(), s.pairs.iter().map(|p| p.2).collect()))
+            .collect();
+        let pairs = analogy
+            .iter()
+            .map(|set| (set.name.clone(), question_pairs(set)))
+            .collect();
+        Evidence {
+            items: HashMap::new(),
+            gold,
+            pairs,
+        }
+    }
+
+    /// One seed's outcomes of `rep` on `benchmark` (replacing any given before).
+    pub fn insert(&mut self, rep: Rep, benchmark: &str, seed: u64, values: Values) {
+        self.items
+            .entry((rep, benchmark.to_string()))
+            .or_default()
+            .insert(seed, values);
+    }
+
+    fn seeds(&self, rep: &Rep, benchmark: &str) -> Option<&BTreeMap<u64, Values>> {
+        self.items
+            .get(&(rep.clone(), benchmark.to_string()))
+            .filter(|m| !m.is_empty())
+    }
+
+    /// The layers measured for (model, representation) on `benchmark`.
+    pub fn layers(&self, model: &str, representation: &str, benchmark: &str) -> Vec<usize> {
+        let mut l: Vec<usize> = self
+            .items
+            .keys()
+            .filter(|(r, b)| {
+                r.model == model && r.representation == representation && b == benchmark
+            })
+            .filter_map(|(r, _)| r.layer)
+            .collect();
+        l.sort();
+        l
+    }
+
+    /// Items of `half` present for every seed of every rep in `reps`.
+    fn common_items(&self, reps: &[&Rep], benchmark: &str, half: Half) -> Option<Vec<usize>> {
+        let sets: Vec<&BTreeMap<u64, Values>> = reps
+            .iter()
+            .map(|r| self.seeds(r, benchmark))
+            .collect::<Option<_>>()?;
+        let first = sets[0].values().next()?;
+        if matches!(first, Values::Cosines(_)) && !self.gold.contains_key(benchmark) {
+            return None;
+        }
+        let n = first.len();
+        let items: Vec<usize> = (0..n)
+            .filter(|&i| in_half(benchmark, i, half))
+            .filter(|&i| sets.iter().all(|s| s.values().all(|v| v.present(i))))
+            .collect();
+        (!items.is_empty()).then_some(items)
+    }
+
+    /// Per-seed data of `rep` on `items`, for the bootstrap: outcomes or (gold, cosines).
+    fn data(&self, rep: &Rep, benchmark: &str, items: &[usize]) -> Data {
+        let seeds = self.seeds(rep, benchmark).expect("checked by common_items");
+        match seeds.values().next() {
+            Some(Values::Outcomes(_)) => Data::Analogy(
+                self.pairs
+                    .get(benchmark)
+                    .filter(|p| seeds.values().all(|v| v.len() == p.len()))
+                    .map(|p| items.iter().map(|&i| p[i].clone()).collect()),
+                seeds
+                    .values()
+                    .map(|v| match v {
+                        Values::Outcomes(o) => items.iter().map(|&i| o[i] == Some(true)).collect(),
+                        Values::Cosines(_) => Vec::new(),
+                    })
+                    .collect(),
+            ),
+            _ => {
+                let gold = &self.gold[benchmark];
+                let g: Vec<f64> = items.iter().map(|&i| gold[i]).collect();
+                Data::Similarity(
+                    seeds
+                        .values()
+                        .map(|v| match v {
+                            Values::Cosines(c) => (
+                                g.clone(),
+                                items.iter().map(|&i| c[i].unwrap_or(0.0)).collect(),
+                            ),
+                            Values::Outcomes(_) => (Vec::new(), Vec::new()),
+                        })
+                        .collect(),
+                )
+            }
+        }
+    }
+
+    /// The seed mean of `rep` on `half` of `benchmark`, with its interval.
+    pub fn score(&self, rep: &Rep, benchmark: &str, half: Half) -> Option<Estimate> {
+        let items = self.common_items(&[rep], benchmark, half)?;
+        let seed = stream(rep, None, benchmark, half);
+        Some(self.data(rep, benchmark, &items).estimate(None, seed))
+    }
+
+    /// `a - b` on the items both have in `half`, with its interval (and McNemar per seed for
+    /// analogies). `None` when either is missing or the seeds differ in number.
+    pub fn difference(&self, a: &Rep, b: &Rep, benchmark: &str, half: Half) -> Option<Difference> {
+        let items = self.common_items(&[a, b], benchmark, half)?;
+        let (da, db) = (
+            self.data(a, benchmark, &items),
+            self.data(b, benchmark, &items),
+        );
+        if da.seeds() != db.seeds() {
+            return None;
+        }
+        let seed = stream(a, Some(b), benchmark, half);
+        let ea = da.estimate(None, seed);
+        let eb = db.estimate(None, seed ^ 1);
+        let diff = da.estimate(Some(&db), seed ^ 2).interval;
+        let mcnemar = match (&da, &db) {
+            (Data::Analogy(_, x), Data::Analogy(_, y)) => x
+                .iter()
+                .zip(y)
+                .map(|(x, y)| {
+                    let only_a = x.iter().zip(y).filter(|(p, q)| **p && !**q).count();
+                    let only_b = x.iter().zip(y).filter(|(p, q)| !**p && **q).count();
+                    mcnemar_exact(only_a as u64, only_b as u64)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        Some(Difference {
+            a: ea,
+            b: eb,
+            diff,
+            mcnemar,
+        })
+    }
+
+    /// The layer of (model, representation) with the best seed mean on the dev half.
+    pub fn best_layer(&self, model: &str, representation: &str, benchmark: &str) -> Option<usize> {
+        self.layers(model, representation, benchmark)
+            .into_iter()
+            .filter_map(|l| {
+                let rep = Rep::new(model, representation, Some(l));
+                let items = self.common_items(&[&rep], benchmark, Half::Dev)?;
+                let m = self.data(&rep, benchmark, &items).seed_mean();
+                m.is_finite().then_some((l, m))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(l, _)| l)
+    }
+
+    /// The 95% chance band of Spearman's rho for the pairs `rep` uses in `half`: its first
+    /// seed's cosines permuted against the human scores. `None` for analogies.
+    pub fn chance_band(&self, rep: &Rep, benchmark: &str, half: Half) -> Option<Interval> {
+        let items = self.common_items(&[rep], benchmark, half)?;
+        match self.data(rep, benchmark, &items) {
+            Data::Similarity(s) => Some(permutation_band(
+                &s[0].0,
+                &s[0].1,
+                crate::stats::spearman,
+                RESAMPLES,
+                LEVEL,
+                31,
+            )),
+            Data::Analogy(..) => None,
+        }
+    }
+}
+
+enum Data {
+    /// The word pairs each question is built from (unit ids; `None` where the set's questions
+    /// are not known), and each seed's right/wrong per question.
+    Analogy(Option<Vec<Vec<usize>>>, Vec<Vec<bool>>),
+    Similarity(Vec<(Vec<f64>, Vec<f64>)>),
+}
+
+impl Data {
+    fn seeds(&self) -> usize {
+        match self {
+            Data::Analogy(_, v) => v.len(),
+            Data::Similarity(v) => v.len(),
+        }
+    }
+
+    fn n_items(&self) -> usize {
+        match self {
+            Data::Analogy(_, v) => v[0].len(),
+            Data::Similarity(v) => v[0].0.len(),
+        }
+    }
+
+    fn seed_mean(&self) -> f64 {
+        let all: Vec<usize> = (0..self.n_items()).collect();
+        match self {
+            Data::Analogy(_, v) => {
+                v.iter()
+                    .map(|s| crate::inference::accuracy(s, &all))
+                    .sum::<f64>()
+                    / v.len() as f64
+            }
+            Data::Similarity(v) => {
+                v.iter().map(|s| spearman_at(s, &all)).sum::<f64>() / v.len() as f64
+            }
+        }
+    }
+
+    /// The seed mean (of self - other, when given) with its item-and-seed interval.
+    fn estimate(&self, other: Option<&Data>, seed: u64) -> Estimate {
+        let n = self.n_items();
+        let accuracy = crate::inference::accuracy;
+        let interval = match (self, other) {
+            (Data::Analogy(units, a), None) => {
+                item_and_seed_interval(a, None, n, units.as_deref(), accuracy, RESAMPLES, seed)
+            }
+            (Data::Analogy(units, a), Some(Data::Analogy(_, b))) => {
+                item_and_seed_interval(a, Some(b), n, units.as_deref(), accuracy, RESAMPLES, seed)
+            }
+            (Data::Similarity(a), None) => {
+                item_and_seed_interval(a, None, n, None, spearman_at, RESAMPLES, seed)
+            }
+            (Data::Similarity(a), Some(Data::Similarity(b))) => {
+                item_and_seed_interval(a, Some(b), n, None, spearman_at, RESAMPLES, seed)
+            }
+            _ => unreachable!("a difference between an analogy and a similarity score"),
+        };
+        // The t interval is symmetric and can leave the statistic's range (an accuracy near 0,
+        // a rho near 1 on a few pairs); what lies outside is impossible, so it is cut off. An
+        // undefined bound stays undefined (f64::max would turn NaN into the range's end).
+        let (lo, hi) = match (self, other) {
+            (Data::Analogy(..), None) => (0.0, 1.0),
+            (Data::Similarity(_), None) | (Data::Analogy(..), Some(_)) => (-1.0, 1.0),
+            (Data::Similarity(_), Some(_)) => (-2.0, 2.0),
+        };
+        let cut = |x: f64, f: fn(f64, f64) -> f64, end: f64| if x.is_nan() { x } else { f(x, end) };
+        let interval = Interval {
+            lo: cut(interval.lo, f64::max, lo),
+            hi: cut(interval.hi, f64::min, hi),
+            ..interval
+        };
+        Estimate { interval, items: n }
+    }
+}
+
+/// A seed for one interval's resamples, from what it compares (so intervals do not share
+/// draws by accident, and the same comparison always gets the same draws).
+fn stream(a: &Rep, b: Option<&Rep>, benchmark: &str, half: Half) -> u64 {
+    fnv1a(&format!("{a:?}|{b:?}|{benchmark}|{half:?}"))
+}
+
+fn mean_var(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let m = x.iter().sum::<f64>() / n;
+    let v = x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1.0);
+    (m, v)
+}
+
+/// mean(a) - mean(b) over independent seeds with a 95% Welch t interval (NaN bounds with fewer
+/// than 2 seeds a side). For quantities measured once per model with no items behind them.
+pub fn seed_difference(a: &[f64], b: &[f64]) -> Interval {
+    let (ma, va) = mean_var(a);
+    let (mb, vb) = mean_var(b);
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let se2 = va / na + vb / nb;
+    let df = se2 * se2 / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
+    let half = if se2 == 0.0 {
+        0.0
+    } else {
+        t975(df) * se2.sqrt()
+    };
+    Interval {
+        estimate: ma - mb,
+        lo: ma - mb - half,
+        hi: ma - mb + half,
+        level: LEVEL,
+    }
+}
+
+/// mean(a) with a 95% t interval over seeds.
+pub fn seed_mean(a: &[f64]) -> Interval {
+    let (m, v) = mean_var(a);
+    let half = t975(a.len() as f64 - 1.0) * (v / a.len() as f64).sqrt();
+    Interval {
+        estimate: m,
+        lo: m - half,
+        hi: m + half,
+        level: LEVEL,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_undefined_interval_stays_undefined() {
+        // One seed, one item: no resample spreads, no seed term: NaN, not the full range.
+        let d = Data::Similarity(vec![(vec![1.0], vec![0.5])]).estimate(None, 1);
+        assert!(d.interval.lo.is_nan() && d.interval.hi.is_nan(), "{d:?}");
+    }
+
+    #[test]
+    fn an_interval_stays_within_what_the_statistic_can_be() {
+        // 3 seeds answering 1, 0 and 2 of 200 questions: the t term alone would reach below 0.
+        let seeds: Vec<Vec<bool>> = [1, 0, 2]
+            .iter()
+            .map(|&k| (0..200).map(|i| i < k).collect())
+            .collect();
+        let d = Data::Analogy(None, seeds).estimate(None, 5);
+        assert!((d.interval.estimate - 0.005).abs() < 1e-12);
+        assert_eq!(d.interval.lo, 0.0);
+        assert!(d.interval.hi > 0.01 && d.interval.hi < 0.03, "{d:?}");
+    }
+}
