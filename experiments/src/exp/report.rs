@@ -379,17 +379,9 @@ fn embedding_of(m: ModelId) -> Named {
 }
 
 /// The findings, as Markdown with figure paths relative to `results/`.
-fn findings(src: &Sources) -> String {
-    let mut md = String::new();
-    let w = &mut md;
-    let _ = writeln!(w, "How to read the numbers: a score is the mean over seeds with a 95% interval in brackets that carries both the sampling of benchmark items (2,000 resamples of word pairs; an analogy question is resampled through the two word pairs it is built from) and the spread between seeds (a t term with one degree of freedom fewer than there are seeds, combined by Welch-Satterthwaite): on a few hundred pairs the items are the main noise, and with 3 seeds a seed-to-seed spread weighs heavily. A difference \"a - b\" has its own interval, computed on the items both representations answer; it is called a difference only when that interval excludes 0. A best layer is chosen on a random half of each benchmark's items (dev) and reported on the other half (test), so it is not picked on the numbers reported; embedding matrices and word2vec are scored on all items. Quantities with no items behind them (held-out loss, collocation z-scores, contextuality) get a Welch t interval over seeds, which with 3 seeds is wide.\n");
-    let Some(ev) = src.evidence.as_ref() else {
-        return md;
-    };
-    // The causal LM read against the masked LM ([roles] clm): the full-loss one of the paper,
-    // or the matched-targets one of the fair-budget study.
+/// Do contextual vectors solve analogies?
+fn analogy_section(w: &mut String, src: &Sources, ev: &Evidence) {
     let (clm, clm_label) = (src.cast.clm.name(), src.cast.clm.label());
-
     let _ = writeln!(w, "### Do contextual vectors solve analogies?\n");
     match src.get(Experiment::Analogy) {
         Some(t) => {
@@ -463,7 +455,11 @@ fn findings(src: &Sources) -> String {
         }
         None => missing(w, src, Experiment::Analogy),
     }
+}
 
+/// Word similarity.
+fn similarity_section(w: &mut String, src: &Sources, ev: &Evidence) {
+    let (clm, clm_label) = (src.cast.clm.name(), src.cast.clm.label());
     let _ = writeln!(w, "### Word similarity\n");
     match src.get(Experiment::Similarity) {
         Some(t) => {
@@ -515,12 +511,51 @@ fn findings(src: &Sources) -> String {
                     }
                 }
             }
+            head_confound(w, src, ev);
             let _ = writeln!(w);
             figure(w, Experiment::Similarity, "similarity-spearman");
         }
         None => missing(w, src, Experiment::Similarity),
     }
+}
 
+/// The head confound: with a tied head the embedding is also the output softmax matrix, so
+/// "the embedding learns word similarity" is asked of the untied models' input embedding too,
+/// beside their output matrix, the tied masked LM's embedding and word2vec.
+fn head_confound(w: &mut String, src: &Sources, ev: &Evidence) {
+    let (mlm_untied, _) = src.cast.untied;
+    let mut lines = Vec::new();
+    for b in ["WS-353-ALL", "SIMLEX-999", "MEN-TR-3k"] {
+        for m in src.cast.untied_models() {
+            let input = fixed(
+                &format!("{} input embedding", m.label()),
+                m.name(),
+                "embedding",
+            );
+            let output = fixed(&format!("{} output matrix", m.label()), m.name(), "lm_head");
+            lines.extend(comparison(ev, &output, &input, b).map(|l| format!("{b}: {l}")));
+        }
+        let input = fixed(
+            &format!("{} input embedding", mlm_untied.label()),
+            mlm_untied.name(),
+            "embedding",
+        );
+        let tied = fixed("MLM (tied head) embedding matrix", MLM, "embedding");
+        let sgns = fixed("word2vec SGNS", ModelId::Sgns.name(), "static");
+        for (x, y) in [(&tied, &input), (&sgns, &input)] {
+            lines.extend(comparison(ev, x, y, b).map(|l| format!("{b}: {l}")));
+        }
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(w, "\nThe head: with a tied head the embedding matrix is also the output matrix the softmax scores every prediction against; with an untied head they are two tables. Each untied model's output matrix against its input embedding, and the untied masked LM's input embedding against the tied masked LM's embedding and against word2vec:\n");
+        for l in lines {
+            let _ = writeln!(w, "- {l}");
+        }
+    }
+}
+
+/// Are W_Q, W_K, W_V the embedding, and must they differ?
+fn qkv_section(w: &mut String, src: &Sources, ev: &Evidence) {
     let _ = writeln!(
         w,
         "### Are W_Q, W_K, W_V the embedding, and must they differ?\n"
@@ -641,7 +676,10 @@ fn findings(src: &Sources) -> String {
         }
         None => missing(w, src, Experiment::Qkv),
     }
+}
 
+/// Would frozen random embeddings do?
+fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
     let _ = writeln!(w, "### Would frozen random embeddings do?\n");
     match src.get(Experiment::Frozen) {
         Some(table) => {
@@ -742,7 +780,10 @@ fn findings(src: &Sources) -> String {
         }
         None => missing(w, src, Experiment::Frozen),
     }
+}
 
+/// Does the objective make collocated words similar?
+fn objective_section(w: &mut String, src: &Sources) {
     let _ = writeln!(w, "### Does the objective make collocated words similar?\n");
     match src.get(Experiment::Objective) {
         Some(t) => {
@@ -865,7 +906,10 @@ fn findings(src: &Sources) -> String {
         }
         None => missing(w, src, Experiment::Objective),
     }
+}
 
+/// How contextual is each layer?
+fn contextuality_section(w: &mut String, src: &Sources) {
     let _ = writeln!(w, "### How contextual is each layer?\n");
     match src.get(Experiment::Contextuality) {
         Some(t) => {
@@ -910,6 +954,22 @@ fn findings(src: &Sources) -> String {
         }
         None => missing(w, src, Experiment::Contextuality),
     }
+}
+
+/// Every section of the report, each a question.
+fn findings(src: &Sources) -> String {
+    let mut md = String::new();
+    let w = &mut md;
+    let _ = writeln!(w, "How to read the numbers: a score is the mean over seeds with a 95% interval in brackets that carries both the sampling of benchmark items (2,000 resamples of word pairs; an analogy question is resampled through the two word pairs it is built from) and the spread between seeds (a t term with one degree of freedom fewer than there are seeds, combined by Welch-Satterthwaite): on a few hundred pairs the items are the main noise, and with 3 seeds a seed-to-seed spread weighs heavily. A difference \"a - b\" has its own interval, computed on the items both representations answer; it is called a difference only when that interval excludes 0. A best layer is chosen on a random half of each benchmark's items (dev) and reported on the other half (test), so it is not picked on the numbers reported; embedding matrices and word2vec are scored on all items. Quantities with no items behind them (held-out loss, collocation z-scores, contextuality) get a Welch t interval over seeds, which with 3 seeds is wide.\n");
+    let Some(ev) = src.evidence.as_ref() else {
+        return md;
+    };
+    analogy_section(w, src, ev);
+    similarity_section(w, src, ev);
+    qkv_section(w, src, ev);
+    frozen_section(w, src, ev);
+    objective_section(w, src);
+    contextuality_section(w, src);
     md
 }
 
@@ -1179,6 +1239,59 @@ mod tests {
             "{}",
             lines[1]
         );
+    }
+
+    /// Planted cosines on a 40-pair WS-353: the untied masked LM's output matrix ranks the
+    /// pairs as the humans do (rho 1 for every seed), its input embedding in reverse (rho -1):
+    /// the head block reads output - input as 2 with a zero-width interval; the comparisons
+    /// with models that have no outcomes are left out, not invented.
+    #[test]
+    fn the_untied_models_input_embedding_and_output_matrix_are_read_apart() {
+        use crate::output::{encode_cosines, ItemRow};
+        let gold: Vec<f64> = (0..40).map(|i| i as f64).collect();
+        let text: String = gold
+            .iter()
+            .enumerate()
+            .map(|(i, g)| format!("w{i}\tv{i}\t{g}\n"))
+            .collect();
+        let set = analysis::SimilaritySet::parse(
+            &text,
+            std::path::Path::new("ws.txt"),
+            "WS-353-ALL".into(),
+        )
+        .unwrap();
+        let untied = Cast::default().untied.0;
+        let mut rows = Vec::new();
+        for seed in 1..=3 {
+            for (rep, sign) in [("lm_head", 1.0), ("embedding", -1.0)] {
+                let cos: Vec<Option<f64>> = gold.iter().map(|g| Some(sign * g / 40.0)).collect();
+                rows.push(ItemRow {
+                    model: untied.name().into(),
+                    representation: rep.into(),
+                    layer: None,
+                    benchmark: "WS-353-ALL".into(),
+                    kind: "cosine".into(),
+                    seed: Some(seed),
+                    values: encode_cosines(&cos),
+                });
+            }
+        }
+        let benchmarks = Benchmarks {
+            analogy: Vec::new(),
+            similarity: vec![set],
+        };
+        let src = Sources {
+            evidence: Some(crate::exp::evidence::from_rows(rows, &benchmarks)),
+            ..sources_without_measurements()
+        };
+        let mut md = String::new();
+        head_confound(&mut md, &src, src.evidence.as_ref().unwrap());
+        let line = format!(
+            "- WS-353-ALL: {l} output matrix 1.000 [1.000, 1.000] vs {l} input embedding -1.000 [-1.000, -1.000] on the same 40 items: difference 2.000 [2.000, 2.000], {l} output matrix higher",
+            l = untied.label()
+        );
+        assert!(md.contains(&line), "{md}");
+        assert_eq!(md.matches("\n- ").count(), 1, "{md}");
     }
 
     /// One experiment's planted tidy rows and their summary, the others missing.
