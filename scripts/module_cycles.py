@@ -1,25 +1,32 @@
 #!/usr/bin/env python3
 """Module cycles in a crate: which of its modules refer to each other, directly or around a loop.
 
-Reads every `src/**/*.rs` of the crates named (default: the workspace's own crates), takes each
-reference to another module of the same crate (`crate::a::b`, `super::x`, `self::x` paths, in
-`use` lines and in code), and prints the strongly connected components of more than one module.
-Exit status 1 when there is one. A module's own children (`mod x;` inside it) do not count as
-references to them: a parent may use its children. A child that refers to its parent's items is a
-reference child -> parent.
+Reads every `src/**/*.rs` of the library crates named (default: the workspace's own crates) and
+takes each reference from one module to another of the same crate: `crate::a::b`, `super::x` and
+`self::x` paths, and bare paths `x::y` where `x` is a child module of the one they are written in
+(`exp::paper::run` in lib.rs), in `use` lines (nested groups expanded) and in code. A name that a
+module re-exports (`pub use vocab::Vocab;` in lib.rs) counts as the module that defines it, so
+`crate::Vocab` refers to `vocab`, not to the crate root. Every reference counts, a parent's use
+of its children included; `mod x;` declarations do not. `#[cfg(test)] mod` blocks are left out:
+a test may reach anywhere without making the library's modules depend on each other.
+`src/main.rs` and `src/bin/` are other crates (binaries over the library) and are not read.
+
+Prints the strongly connected components of more than one module and exits 1 when there is one.
 
     python3 scripts/module_cycles.py [crate_dir ...]
+    python3 scripts/module_cycles.py --self-test     # planted crates with and without cycles
 """
 import os
 import re
 import sys
+import tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 DEFAULT = ["crates/corpus", "crates/word2vec", "crates/transformer", "crates/analysis", "experiments"]
 
 
 def modules(src):
-    """{module path tuple: file} for every .rs file under src."""
+    """{module path tuple: file} for the library's .rs files under src."""
     out = {}
     for dirpath, _, files in os.walk(src):
         for f in files:
@@ -27,25 +34,27 @@ def modules(src):
                 continue
             rel = os.path.relpath(os.path.join(dirpath, f), src)
             parts = rel[:-3].split(os.sep)
-            if parts[-1] in ("lib", "main") and len(parts) == 1:
+            if parts[0] == "bin" or parts == ["main"]:
+                continue
+            if parts == ["lib"]:
                 parts = []
             elif parts[-1] == "mod":
                 parts = parts[:-1]
-            if "bin" in parts[:1]:
-                continue
             out[tuple(parts)] = os.path.join(dirpath, f)
     return out
 
 
 def strip_comments(text):
     text = re.sub(r"//[^\n]*", "", text)
-    return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    # String literals may hold anything that looks like a path.
+    return re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
 
 
 def without_tests(text):
-    """Drop `#[cfg(test)] mod tests { ... }` blocks: tests may reach anywhere."""
+    """Drop `#[cfg(test)] mod name { ... }` blocks."""
     out, i = [], 0
-    for m in re.finditer(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text):
+    for m in re.finditer(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*\{", text):
         if m.start() < i:
             continue
         out.append(text[i:m.start()])
@@ -58,51 +67,79 @@ def without_tests(text):
     return "".join(out)
 
 
-def expand_use_groups(text):
-    """`use crate::{a, b::c}` -> `crate::a crate::b::c` (one level of braces is enough here)."""
+def expand_groups(text):
+    """`a::{b, c::{d, e}}` -> `a::b, a::c::d, a::c::e`, innermost groups first."""
+    group = re.compile(r"(\w+(?:::\w+)*)::\{([^{}]*)\}")
+
     def repl(m):
-        prefix = m.group(1)
-        items = [x.strip() for x in m.group(2).split(",") if x.strip()]
-        return " ".join(prefix + x for x in items)
-    for _ in range(3):
-        text = re.sub(r"((?:crate|super|self)(?:::\w+)*::)\{([^{}]*)\}", repl, text)
-    return text
+        items = [x.strip().split(" as ")[0].strip() for x in m.group(2).split(",") if x.strip()]
+        return ", ".join(m.group(1) if x == "self" else f"{m.group(1)}::{x}" for x in items)
+
+    while True:
+        new = group.sub(repl, text)
+        if new == text:
+            return text
+        text = new
 
 
-def resolve(module, path, known):
-    """The known module a path like crate::a::b::Item or super::x::y refers to (longest prefix)."""
+def reexports(mods, texts):
+    """{module: {name: path of the `pub use` it re-exports}}."""
+    out = {}
+    for m in mods:
+        names = {}
+        for body in re.findall(r"pub\s+use\s+([^;]+);", texts[m]):
+            for path in (p.strip() for p in body.split(",")):
+                path = path.split(" as ")[0].strip()
+                if "::" in path:
+                    names[path.split("::")[-1]] = path
+        out[m] = names
+    return out
+
+
+def resolve(module, path, mods, exported, depth=0):
+    """The module of this crate a path written in `module` refers to, or None (another crate,
+    a local item)."""
     parts = path.split("::")
+    if parts[-1] == "self":
+        parts = parts[:-1]
     if parts[0] == "crate":
         base, rest = [], parts[1:]
-    else:
-        base = list(module)
-        rest = parts
+    elif parts[0] in ("super", "self"):
+        base, rest = list(module), parts
         while rest and rest[0] in ("super", "self"):
             if rest[0] == "super":
                 base = base[:-1]
             rest = rest[1:]
+    elif tuple(module) + (parts[0],) in mods:
+        base, rest = list(module), parts
+    else:
+        return None
     full = base + rest
     for n in range(len(full), -1, -1):
-        if tuple(full[:n]) in known:
-            return tuple(full[:n])
+        target = tuple(full[:n])
+        if target not in mods:
+            continue
+        # `crate::Name` where the crate root re-exports Name: the module that defines it.
+        if n < len(full) and depth < 8:
+            via = exported.get(target, {}).get(full[n])
+            if via:
+                found = resolve(target, via, mods, exported, depth + 1)
+                if found is not None:
+                    return found
+        return target
     return None
 
 
 def graph(src):
     mods = modules(src)
+    texts = {m: expand_groups(without_tests(strip_comments(open(f).read()))) for m, f in mods.items()}
+    exported = reexports(mods, texts)
     edges = {m: set() for m in mods}
-    for m, f in mods.items():
-        text = expand_use_groups(without_tests(strip_comments(open(f).read())))
-        for path in re.findall(r"\b((?:crate|super|self)(?:::\w+)+)", text):
-            t = resolve(m, path, mods)
-            if t is None or t == m:
-                continue
-            # A parent using its own descendants is structure, not a cycle.
-            if t[: len(m)] == m:
-                continue
-            edges[m].add(t)
-    # A module refers to its descendants through `mod` declarations; a child referring to an
-    # ancestor (the crate root's items, say) is an edge child -> ancestor only.
+    for m, text in texts.items():
+        for path in re.findall(r"(?<![\w:])(\w+(?:::\w+)+)", text):
+            t = resolve(m, path, mods, exported)
+            if t is not None and t != m:
+                edges[m].add(t)
     return edges
 
 
@@ -114,7 +151,7 @@ def sccs(edges):
         counter[0] += 1
         stack.append(v)
         on.add(v)
-        for w in edges[v]:
+        for w in sorted(edges[v]):
             if w not in index:
                 strong(w)
                 low[v] = min(low[v], low[w])
@@ -131,29 +168,80 @@ def sccs(edges):
             out.append(comp)
 
     sys.setrecursionlimit(10000)
-    for v in edges:
+    for v in sorted(edges):
         if v not in index:
             strong(v)
     return out
 
 
-def main():
-    crates = sys.argv[1:] or DEFAULT
+def name(m):
+    return "::".join(m) or "(crate root)"
+
+
+def cycles(src):
+    edges = graph(src)
+    return edges, [sorted(c) for c in sccs(edges) if len(c) > 1]
+
+
+def check(crates):
     bad = 0
     for c in crates:
-        src = os.path.join(ROOT, c, "src")
-        edges = graph(src)
-        name = lambda m: "::".join(m) or "(root)"
-        for comp in sccs(edges):
-            if len(comp) > 1:
-                bad += 1
-                print(f"{c}: cycle among {', '.join(sorted(name(m) for m in comp))}")
-                for m in sorted(comp):
-                    inside = sorted(name(t) for t in edges[m] if t in comp)
-                    print(f"    {name(m)} -> {', '.join(inside)}")
-        if not any(len(x) > 1 for x in sccs(edges)):
+        edges, found = cycles(os.path.join(ROOT, c, "src"))
+        for comp in found:
+            bad += 1
+            print(f"{c}: cycle among {', '.join(name(m) for m in comp)}")
+            for m in comp:
+                inside = sorted(name(t) for t in edges[m] if t in comp)
+                print(f"    {name(m)} -> {', '.join(inside)}")
+        if not found:
             print(f"{c}: {len(edges)} modules, no cycle")
-    sys.exit(1 if bad else 0)
+    return bad
+
+
+def self_test():
+    """Planted crates: each known cycle is found, each acyclic layout passes."""
+    cases = [
+        # (files, the cycle expected, as sorted module names; None: no cycle)
+        ({"lib.rs": "pub mod a; pub mod b;", "a.rs": "use crate::b::f;", "b.rs": "use super::a::g;"},
+         ["a", "b"]),
+        # The root dispatching to a child that uses an item defined in the root itself.
+        ({"lib.rs": "pub mod a; pub struct Args; pub fn run() { a::go() }", "a.rs": "use crate::Args;"},
+         ["(crate root)", "a"]),
+        # The same with the item in a leaf and re-exported by the root: no cycle.
+        ({"lib.rs": "pub mod a; pub mod cli; pub use cli::Args; pub fn run() { a::go() }",
+          "cli.rs": "pub struct Args;", "a.rs": "use crate::Args;"}, None),
+        # Nested groups and `self`.
+        ({"lib.rs": "pub mod x;", "x/mod.rs": "pub mod p; pub mod q;",
+          "x/p.rs": "use crate::{x::{q::{self, h}}};", "x/q.rs": "use crate::x::p::k;"},
+         ["x::p", "x::q"]),
+        # A test module reaching back is not a dependency; main.rs is another crate.
+        ({"lib.rs": "pub mod a; pub mod b;", "a.rs": "use crate::b::f;",
+          "b.rs": "#[cfg(test)]\nmod tests { use crate::a::g; }", "main.rs": "use crate::a; use crate::b;"},
+         None),
+        # A path inside a comment or a string is not a reference.
+        ({"lib.rs": "pub mod a; pub mod b;", "a.rs": "use crate::b::f;",
+          "b.rs": "// crate::a::g\nconst S: &str = \"crate::a::g\";"}, None),
+    ]
+    failed = 0
+    for files, expected in cases:
+        with tempfile.TemporaryDirectory() as d:
+            for f, text in files.items():
+                path = os.path.join(d, "src", f)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                open(path, "w").write(text)
+            _, found = cycles(os.path.join(d, "src"))
+            got = [name(m) for m in found[0]] if found else None
+            if got != expected:
+                failed += 1
+                print(f"self-test: {sorted(files)}: expected {expected}, found {got}")
+    print(f"self-test: {len(cases) - failed} of {len(cases)} planted crates read right")
+    return failed
+
+
+def main():
+    if sys.argv[1:] == ["--self-test"]:
+        sys.exit(1 if self_test() else 0)
+    sys.exit(1 if check(sys.argv[1:] or DEFAULT) else 0)
 
 
 if __name__ == "__main__":

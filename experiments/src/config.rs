@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::de::DeserializeOwned;
 
-use crate::{paths, Args};
+use crate::cli::Args;
+use crate::paths;
 
 /// Loads `--config`, or experiments/configs/<name>.toml when it exists, or the defaults.
 pub fn load<C: DeserializeOwned + Default>(

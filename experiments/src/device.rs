@@ -9,7 +9,7 @@ use std::time::Duration;
 use burn::tensor::{Device, Tensor};
 use transformer::backend::BackendKind;
 
-use crate::{Args, Backend};
+use crate::cli::{Args, Backend};
 
 /// The backend `--backend` names, flex when none is named.
 pub fn backend(args: &Args) -> BackendKind {

@@ -1330,6 +1330,7 @@ fn export_writes_the_tables_the_study_scores() {
             Some("1"),
             "mlm-dec-1.bin",
         ),
+        ("transformer-mlm", "aggregated", Some("1"), "mlm-agg-1.bin"),
         ("word2vec-sgns", "static", None, "sgns.bin"),
     ] {
         let (o, path) = export(model, rep, layer, file);
@@ -1374,6 +1375,76 @@ fn export_writes_the_tables_the_study_scores() {
     for (x, y) in a.data().iter().zip(b.data()) {
         assert!((x - y).abs() <= 1e-5 * x.abs().max(1.0), "{x} vs {y}");
     }
+    // An untied head's output matrix: another table than its input embedding, same shape.
+    let (o, head) = export(
+        "transformer-mlm-untied-head",
+        "lm_head",
+        None,
+        "untied-head.bin",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (o, input) = export(
+        "transformer-mlm-untied-head",
+        "embedding",
+        None,
+        "untied-in.bin",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (head, input) = (
+        word2vec::format::read(&head).unwrap(),
+        word2vec::format::read(&input).unwrap(),
+    );
+    assert_eq!((head.len(), head.dim()), (input.len(), input.dim()));
+    assert_eq!(head.words(), input.words());
+    assert_ne!(head.data(), input.data());
+    // What the command line lacks, or a file that cannot be written, is named.
+    let bad = |extra: &[&str], needle: &str| {
+        let base = ["--exp", "export", "--quick", "--seed", "1", "--out", out_s];
+        let o = run(&[&base[..], extra].concat());
+        assert!(!o.status.success(), "{needle}");
+        assert!(stderr(&o).contains(needle), "{needle}: {}", stderr(&o));
+    };
+    let v = dir.path().join("x.bin");
+    let v = v.to_str().unwrap();
+    let (mlm, emb) = ("transformer-mlm", "embedding");
+    bad(
+        &["--model", mlm, "--vectors", v],
+        "--representation is required",
+    );
+    bad(
+        &["--model", mlm, "--representation", emb],
+        "--vectors FILE is required",
+    );
+    bad(
+        &["--representation", emb, "--vectors", v],
+        "--model is required",
+    );
+    bad(
+        &[
+            "--model",
+            "transformer-mlmm",
+            "--representation",
+            emb,
+            "--vectors",
+            v,
+        ],
+        "--model: unknown model \"transformer-mlmm\"",
+    );
+    // Under a file, where no directory can be made.
+    let nowhere = dir.path().join("sgns.bin/x.bin");
+    let nowhere_s = nowhere.to_str().unwrap();
+    bad(
+        &[
+            "--model",
+            mlm,
+            "--representation",
+            emb,
+            "--vectors",
+            nowhere_s,
+        ],
+        "cannot write the vectors",
+    );
+    assert!(!std::path::Path::new(v).exists());
     for (args, needle) in [
         (("transformer-mlm", "lm_head", None), "has a tied head"),
         (

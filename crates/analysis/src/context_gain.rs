@@ -2,7 +2,7 @@
 //! held-out targets replaced by `[MASK]`.
 //!
 //! The held-out loss as a whole is read against the context-free level (the best loss of a
-//! model that ignores context: 6.313 nats on text8), but that level assumes a perfect copier
+//! model that ignores context; REPORT.md gives it for the study's corpus), but that level assumes a perfect copier
 //! of the visible input at the 20% of targets not replaced by `[MASK]`. A model that uses
 //! context at `[MASK]` but copies badly can end above the level, and one that copies well can
 //! end just below it with little context. At a `[MASK]` target the best context-free prediction

@@ -24,6 +24,7 @@ pub mod analogy;
 pub mod benchmarks;
 pub mod collocation;
 pub mod context_gain;
+pub mod error;
 pub mod eval_vocab;
 pub mod evidence;
 pub mod geometry;
@@ -32,25 +33,7 @@ pub mod representations;
 pub mod similarity;
 pub mod stats;
 
-use std::path::PathBuf;
-
-#[derive(Debug, thiserror::Error)]
-pub enum EvalError {
-    #[error(transparent)]
-    Read(#[from] corpus::CorpusError),
-    #[error("{path}: cannot list benchmark directory: {source}")]
-    Dir {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path}:{line}: {message}")]
-    Parse {
-        path: PathBuf,
-        line: usize,
-        message: String,
-    },
-}
-
 pub use analogy::{AnalogyMethod, AnalogyReport, AnalogySet};
+pub use error::EvalError;
 pub use eval_vocab::EvalVocab;
 pub use similarity::{SimilarityReport, SimilaritySet};

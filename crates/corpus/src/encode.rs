@@ -23,10 +23,12 @@ pub struct CorpusConfig {
     pub preset: Preset,
     /// Lower-case every token before counting (text8 is already lower-case).
     pub lowercase: bool,
-    /// Drop every token with no letter or digit in it ([`is_punctuation`]: `,` `.` `--` `"`
-    /// WikiText's `@-@`), as text8 has none, so that a raw, punctuated corpus trains like text8.
-    /// Left out of a config's serialised form while off, so that the runs keyed by a hash of
-    /// the config before this option existed keep their names.
+    /// Strip the punctuation at the ends of every token and drop the tokens left empty
+    /// ([`trim_punctuation`]: `cat,` is `cat`, `"Rome` is `Rome`, `--` and WikiText's `@-@` go),
+    /// so that a raw, punctuated corpus trains like text8, which has none. Punctuation inside a
+    /// token stays (`u.s.` becomes `u.s`, `o'clock` stays), and digits stay digits (text8 spells
+    /// them out). Left out of a config's serialised form while off, so that the runs keyed by a
+    /// hash of the config before this option existed keep their names.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub drop_punctuation: bool,
     /// Words occurring fewer times are out of vocabulary.
@@ -136,7 +138,10 @@ impl Corpus {
         let mut in_chunk = 0;
         for token in tokenize::tokens(config.preset, &normalised) {
             let tok = match token {
-                Token::Word(w) if config.drop_punctuation && is_punctuation(w) => continue,
+                Token::Word(w) if config.drop_punctuation => match trim_punctuation(w) {
+                    "" => continue,
+                    w => w,
+                },
                 Token::Word(w) => w,
                 Token::EndOfSentence => {
                     if in_chunk > 0 {
@@ -219,7 +224,11 @@ impl Corpus {
         let mut bounds = vec![0];
         for mut sentence in tokenize::sentences(preset, &normalised) {
             if self.config.drop_punctuation {
-                sentence.retain(|w| !is_punctuation(w));
+                sentence = sentence
+                    .into_iter()
+                    .map(trim_punctuation)
+                    .filter(|w| !w.is_empty())
+                    .collect();
             }
             for piece in sentence.chunks(self.config.chunk_len) {
                 ids.extend(piece.iter().map(|t| self.vocab.id(t).unwrap_or(unk)));
@@ -243,11 +252,12 @@ impl Corpus {
     }
 }
 
-/// Whether a token has no letter and no digit (Unicode's alphabetic and numeric classes): what
-/// [`CorpusConfig::drop_punctuation`] drops. `u.s.`, `1990` and `o'clock` are words; `,`, `--`,
-/// `...` and `@-@` are not.
-pub fn is_punctuation(token: &str) -> bool {
-    !token.chars().any(char::is_alphanumeric)
+/// A token without the characters at its ends that are neither letters nor digits (Unicode's
+/// alphabetic and numeric classes): what [`CorpusConfig::drop_punctuation`] keeps of it, empty
+/// when nothing is left. `cat,` -> `cat`, `u.s.` -> `u.s`, `o'clock` and `1990` stay, `--`,
+/// `...` and `@-@` -> empty.
+pub fn trim_punctuation(token: &str) -> &str {
+    token.trim_matches(|c: char| !c.is_alphanumeric())
 }
 
 fn validate(config: &CorpusConfig) -> Result<(), CorpusError> {
@@ -313,28 +323,25 @@ mod tests {
     }
 
     /// A raw, cased, punctuated text with `lowercase` and `drop_punctuation` encodes exactly as
-    /// its hand-cleaned text8-like form does.
+    /// its hand-cleaned form does, punctuation attached to words and standing alone alike.
     #[test]
     fn punctuation_is_dropped_so_a_raw_corpus_reads_like_text8() {
         let mut config = cfg(Preset::Lines, 1, 100);
         config.lowercase = true;
         config.drop_punctuation = true;
-        let raw = "The U.S. cat , in 1990 -- sat .\n\" Cat @-@ cat \" ...\n. , ;\n";
-        let clean = "the u.s. cat in 1990 sat\ncat cat\n";
+        let raw = "The U.S. cat, in 1990 -- sat.\n\"Cat @-@ cat\" ...\n. , ;\n";
+        let clean = "the u.s cat in 1990 sat\ncat cat\n";
         let a = Corpus::from_text(raw, Path::new("raw"), &config).unwrap();
         let mut plain = cfg(Preset::Lines, 1, 100);
         plain.lowercase = true;
         let b = Corpus::from_text(clean, Path::new("clean"), &plain).unwrap();
         assert_eq!(a.vocab.words(), b.vocab.words());
-        assert_eq!(
-            a.vocab.words(),
-            &["cat", "the", "u.s.", "in", "1990", "sat"]
-        );
+        assert_eq!(a.vocab.words(), &["cat", "the", "u.s", "in", "1990", "sat"]);
         assert_eq!(a.encoded, b.encoded);
         // The all-punctuation third line leaves no empty chunk behind.
         assert_eq!(a.encoded.bounds, vec![0, 6, 8]);
-        // Encoding another text with this vocabulary drops its punctuation too.
-        let other = a.encode_with_vocab("Sat , cat !", Preset::Lines, true);
+        // Encoding another text with this vocabulary trims its punctuation too.
+        let other = a.encode_with_vocab("Sat, cat!", Preset::Lines, true);
         assert_eq!(
             other.ids,
             vec![a.vocab.id("sat").unwrap(), a.vocab.id("cat").unwrap()]
@@ -342,17 +349,19 @@ mod tests {
         // Nothing but punctuation is an empty corpus, named as such.
         let err = Corpus::from_text(", . --\n", Path::new("p.txt"), &config).unwrap_err();
         assert!(matches!(err, CorpusError::Empty { .. }));
-        for (token, dropped) in [
-            (",", true),
-            ("--", true),
-            ("@-@", true),
-            ("...", true),
-            ("u.s.", false),
-            ("1990", false),
-            ("o'clock", false),
-            ("é", false),
+        for (token, kept) in [
+            (",", ""),
+            ("--", ""),
+            ("@-@", ""),
+            ("...", ""),
+            ("cat,", "cat"),
+            ("\"Rome", "Rome"),
+            ("u.s.", "u.s"),
+            ("1990.", "1990"),
+            ("o'clock", "o'clock"),
+            ("é", "é"),
         ] {
-            assert_eq!(is_punctuation(token), dropped, "{token}");
+            assert_eq!(trim_punctuation(token), kept, "{token}");
         }
     }
 

@@ -24,7 +24,8 @@ use transformer::model::ModelSettings;
 use transformer::training::{self, TrainingConfig};
 
 use super::bench_transformer::throughput;
-use crate::{config, output, plot, Args};
+use crate::cli::Args;
+use crate::{config, output, plot};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]

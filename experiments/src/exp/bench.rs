@@ -15,7 +15,8 @@ use analysis::{AnalogyMethod, AnalogySet};
 use corpus::{Corpus, CorpusConfig};
 use word2vec::WordVectors;
 
-use crate::{output, paths, Args};
+use crate::cli::Args;
+use crate::{output, paths};
 
 #[derive(Serialize)]
 struct Row {

@@ -29,7 +29,8 @@ use transformer::data::{Objective, Sequences};
 use transformer::model::{ModelSettings, Transformer};
 use transformer::training;
 
-use crate::{output, Args};
+use crate::cli::Args;
+use crate::output;
 
 #[derive(Serialize)]
 struct Row {

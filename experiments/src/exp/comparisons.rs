@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::cli::Experiment;
 use crate::output::TidyRow;
-use crate::Experiment;
 
 /// The experiments `all` runs (besides `backends`), in order.
 pub const PAPER: [Experiment; 7] = [
@@ -187,8 +187,8 @@ impl Table {
     }
 }
 
-/// Sets with fewer than 150 pairs *used* (both words in vocabulary, not pairs in the file:
-/// MC-30 uses 18 here, RG-65 31): random vectors reach +-0.3 Spearman on them, so they never
+/// Sets with fewer than 150 pairs *used* (both words in vocabulary, not pairs in the file; the
+/// `n` of a similarity row): random vectors reach +-0.3 Spearman on them, so they never
 /// carry a conclusion alone (marked with * in figures and the report).
 pub fn is_small_set(pairs_used: usize) -> bool {
     pairs_used < 150

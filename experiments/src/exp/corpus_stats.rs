@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use corpus::CorpusConfig;
 
-use crate::{config, output, Args};
+use crate::cli::Args;
+use crate::{config, output};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -30,9 +30,10 @@ use serde::{Deserialize, Serialize};
 
 use super::settings::{ModelId, QUICK_STEPS_PER_EPOCH};
 use super::study::{Measures, Study};
+use crate::cli::Args;
 use crate::output::{self, TidyRow};
 use crate::plot::{self, Series};
-use crate::{runs, Args};
+use crate::runs;
 use transformer::data::Objective;
 
 /// One measurement of one model at one point of its training.

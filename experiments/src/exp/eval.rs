@@ -9,8 +9,9 @@ use serde::Deserialize;
 use analysis::evidence::Values;
 use word2vec::WordVectors;
 
+use crate::cli::Args;
 use crate::output::{self, encode_cosines, encode_outcomes, ItemRow, TidyRow};
-use crate::{config, paths, Args};
+use crate::{config, paths};
 
 pub use analysis::benchmarks::{Benchmarks, EvalConfig};
 

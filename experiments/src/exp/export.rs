@@ -17,7 +17,8 @@ use anyhow::Context;
 
 use super::settings::load_config;
 use super::study::Study;
-use crate::{paths, Args};
+use crate::cli::Args;
+use crate::paths;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let id = super::jobs::model_arg(args)?;

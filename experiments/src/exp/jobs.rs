@@ -24,7 +24,7 @@ use anyhow::Context;
 use clap::ValueEnum;
 
 use super::settings::ModelId;
-use crate::Args;
+use crate::cli::Args;
 
 /// What a child measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,7 +20,8 @@ pub mod word2vec;
 
 use corpus::{Corpus, CorpusConfig};
 
-use crate::{paths, Args};
+use crate::cli::Args;
+use crate::paths;
 
 /// The corpus named by `--corpus` or the config, resolved against the repository root.
 pub fn load_corpus(args: &Args, config: &CorpusConfig) -> anyhow::Result<Corpus> {

@@ -12,9 +12,9 @@ use serde::Serialize;
 use super::comparisons::{is_small_set, name, summarise, Spread, Summary, Table, PAPER};
 use super::settings::{load_config, load_config_from, Cast, ModelId};
 use super::study::Study;
+use crate::cli::{Args, Experiment};
 use crate::output::{self, TidyRow};
 use crate::plot::{self, Panel, Series};
-use crate::{Args, Experiment};
 
 /// A point with its seed spread.
 fn point(x: f64, s: &Summary) -> (f64, f64, Option<(f64, f64)>) {
@@ -86,16 +86,14 @@ pub fn measure_one(args: &Args, work: super::jobs::Work) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--exp all`: every model trained and measured once (paper.toml), then every view, the
-/// backend comparison and the report.
+/// `--exp all`: every model trained and measured once (paper.toml; from its kept measurements
+/// when they are there), then every view and the report.
 pub fn all(args: &Args) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let (cfg, path) = load_config_from(args, "paper")?;
     let study = Study::load(args, cfg)?;
     views(args, path.as_deref(), &study)?;
     drop(study);
-    println!("== backends");
-    super::backends::run(args)?;
     println!("== report");
     super::report::run(args)?;
     println!(
@@ -335,13 +333,6 @@ pub fn expected_outputs() -> Vec<String> {
             files.push(format!("{exp}/{f}.svg"));
             files.push(format!("{exp}/{f}.png"));
         }
-    }
-    for f in ["agreement.csv", "loss-curves.csv", "throughput.csv"] {
-        files.push(format!("backends/{f}"));
-    }
-    for f in ["loss-curves", "throughput-inference", "throughput-training"] {
-        files.push(format!("backends/{f}.svg"));
-        files.push(format!("backends/{f}.png"));
     }
     files.push("REPORT.md".into());
     files

@@ -13,8 +13,9 @@ use analysis::inference::Interval;
 use super::comparisons::{is_small_set, name, Summary, Table, PAPER};
 use super::evidence::{per_seed, seed_difference, seed_mean, Evidence, Half, Rep};
 use super::settings::{Cast, ModelId};
+use crate::cli::{Args, Experiment};
+use crate::output;
 use crate::output::TidyRow;
-use crate::{output, Args, Experiment};
 
 /// `0.123 [0.100, 0.150]`: an estimate and its 95% interval.
 pub fn fmt_iv(iv: &Interval) -> String {
@@ -90,7 +91,7 @@ fn mask_gains(src: &Sources, exp: Experiment, model: &str) -> Option<(String, u6
 }
 
 /// What [`mask_gains`] measures, said once before its numbers.
-const MASK_GAIN: &str = "gain over the unigram at held-out [MASK] targets, where a model that ignores context can do no better than the unigram (nats per target, 95% interval over held-out sequences; above 0: predicts from context; `exp::context_gain`)";
+const MASK_GAIN: &str = "gain over the unigram at held-out [MASK] targets, where a model that ignores context can do no better than the unigram (nats per target, 95% interval over held-out sequences; above 0: predicts from context; `analysis::context_gain`)";
 
 /// "<label> <gains per seed> (<k> of <n> above 0)" for each of `models` measured, joined by
 /// "; ", or `None` when none was.
@@ -99,7 +100,33 @@ fn gain_list(src: &Sources, exp: Experiment, models: &[ModelId]) -> Option<Strin
         .iter()
         .filter_map(|m| {
             let (seeds, above, n) = mask_gains(src, exp, m.name())?;
-            Some(format!("{} {seeds} ({above} of {n} above 0)", m.label()))
+            // The seed mean with a t interval over seeds, where there are several.
+            let values: Vec<f64> = src
+                .rows
+                .iter()
+                .find(|(e, _)| *e == exp)?
+                .1
+                .iter()
+                .filter(|r| {
+                    r.model == m.name()
+                        && r.benchmark == "training"
+                        && r.metric == "context_gain_at_mask"
+                })
+                .map(|r| r.value)
+                .collect();
+            let mean = if values.len() >= 2 {
+                let iv = seed_mean(&values);
+                format!(
+                    "; seed mean {:+.3} [{:+.3}, {:+.3}]",
+                    iv.estimate, iv.lo, iv.hi
+                )
+            } else {
+                String::new()
+            };
+            Some(format!(
+                "{} {seeds} ({above} of {n} above 0{mean})",
+                m.label()
+            ))
         })
         .collect();
     (!gains.is_empty()).then(|| gains.join("; "))
@@ -314,57 +341,81 @@ fn objective_pairs(src: &Sources) -> Vec<(ModelId, ModelId)> {
 /// The weight-geometry answers of the qkv section as trained minus the same seed's
 /// initialisation: CKA(W_Q, W_K) against W0's (the model's own `attention-initialisation`
 /// rows), and the CKA of queries and keys from real tokens and of E W^h with E against the
-/// untrained model of the same seed. Seeds present on both sides only.
+/// untrained model of the same seed (its weights are the masked LM's W0; only the output bias,
+/// which none of these reads, is set at the first step). Each is read raw and as its excess over
+/// its permutation null, because the null itself moves with training (the matrices' spectra
+/// change): a raw CKA that stays put while its null falls is alignment gained. Seeds present on
+/// both sides only; a t interval over the paired seeds.
 fn init_reference(src: &Sources) -> Vec<String> {
     let exp = Experiment::Qkv;
     let untrained = ModelId::Untrained.name();
-    let cka_qk =
-        |state: &'static str| move |r: &TidyRow| r.representation == state && r.metric == "cka_q_k";
-    let activations =
-        |r: &TidyRow| r.representation == "attention-activations" && r.metric == "cka_q_k";
-    let through_head = |r: &TidyRow| {
-        r.representation.starts_with("embedding-")
-            && r.layer == Some(1)
-            && r.benchmark == "geometry"
-            && r.metric == "cka_with_embedding"
+    let cka_qk = |state: &'static str, metric: &'static str| {
+        move |r: &TidyRow| r.representation == state && r.metric == metric
     };
-    let cases: [(&str, Vec<(u64, f64)>, Vec<(u64, f64)>); 3] = [
+    let activations = |metric: &'static str| {
+        move |r: &TidyRow| r.representation == "attention-activations" && r.metric == metric
+    };
+    let through_head = |metric: &'static str| {
+        move |r: &TidyRow| {
+            r.representation.starts_with("embedding-")
+                && r.layer == Some(1)
+                && r.benchmark == "geometry"
+                && r.metric == metric
+        }
+    };
+    // (what, trained values, trained nulls, initial values, initial nulls), per seed.
+    type Seeds = Vec<(u64, f64)>;
+    let cases: [(&str, Seeds, Seeds, Seeds, Seeds); 3] = [
         (
             "linear CKA(W_Q, W_K), each layer and head",
-            src.seed_means(exp, MLM, cka_qk("attention-trained")),
-            src.seed_means(exp, MLM, cka_qk("attention-initialisation")),
+            src.seed_means(exp, MLM, cka_qk("attention-trained", "cka_q_k")),
+            src.seed_means(exp, MLM, cka_qk("attention-trained", "cka_q_k_null")),
+            src.seed_means(exp, MLM, cka_qk("attention-initialisation", "cka_q_k")),
+            src.seed_means(exp, MLM, cka_qk("attention-initialisation", "cka_q_k_null")),
         ),
         (
             "linear CKA of the queries and keys computed from real tokens, each layer",
-            src.seed_means(exp, MLM, activations),
-            src.seed_means(exp, untrained, activations),
+            src.seed_means(exp, MLM, activations("cka_q_k")),
+            src.seed_means(exp, MLM, activations("cka_q_k_null")),
+            src.seed_means(exp, untrained, activations("cka_q_k")),
+            src.seed_means(exp, untrained, activations("cka_q_k_null")),
         ),
         (
             "linear CKA(E W^h, E), the embedding through each layer-1 head (q, k and v)",
-            src.seed_means(exp, MLM, through_head),
-            src.seed_means(exp, untrained, through_head),
+            src.seed_means(exp, MLM, through_head("cka_with_embedding")),
+            src.seed_means(exp, MLM, through_head("cka_with_embedding_null")),
+            src.seed_means(exp, untrained, through_head("cka_with_embedding")),
+            src.seed_means(exp, untrained, through_head("cka_with_embedding_null")),
         ),
     ];
+    let at = |v: &Seeds, s: u64| v.iter().find(|(u, _)| *u == s).map(|(_, x)| *x);
     let mut lines = Vec::new();
-    for (what, trained, init) in cases {
-        let pairs: Vec<(f64, f64)> = trained
+    for (what, t, tn, i, inull) in cases {
+        // (trained, initial, trained excess, initial excess) of the seeds with all four.
+        let seeds: Vec<(f64, f64, f64, f64)> = t
             .iter()
-            .filter_map(|(s, t)| init.iter().find(|(u, _)| u == s).map(|(_, i)| (*t, *i)))
+            .filter_map(|&(s, tv)| {
+                let (tn, iv, inn) = (at(&tn, s)?, at(&i, s)?, at(&inull, s)?);
+                Some((tv, iv, tv - tn, iv - inn))
+            })
             .collect();
-        if pairs.len() < 2 {
+        if seeds.len() < 2 {
             continue;
         }
-        let t: Vec<f64> = pairs.iter().map(|p| p.0).collect();
-        let i: Vec<f64> = pairs.iter().map(|p| p.1).collect();
-        let d: Vec<f64> = pairs.iter().map(|p| p.0 - p.1).collect();
-        let diff = seed_mean(&d);
+        let col = |f: fn(&(f64, f64, f64, f64)) -> f64| seeds.iter().map(f).collect::<Vec<_>>();
+        let raw = seed_mean(&col(|x| x.0 - x.1));
+        let excess = seed_mean(&col(|x| x.2 - x.3));
         lines.push(format!(
-            "{what}: trained {}, at initialisation {}; trained - initial {} over {} seeds: {}",
-            fmt_iv(&seed_mean(&t)),
-            fmt_iv(&seed_mean(&i)),
-            fmt_iv(&diff),
-            pairs.len(),
-            verdict(&diff, "trained", "initial")
+            "{what}, over {} seeds: raw, trained {} and at initialisation {}, trained - initial {}: {}; above its permutation null, trained {} and at initialisation {}, trained - initial {}: {}",
+            seeds.len(),
+            fmt_iv(&seed_mean(&col(|x| x.0))),
+            fmt_iv(&seed_mean(&col(|x| x.1))),
+            fmt_iv(&raw),
+            verdict(&raw, "trained", "initial"),
+            fmt_iv(&seed_mean(&col(|x| x.2))),
+            fmt_iv(&seed_mean(&col(|x| x.3))),
+            fmt_iv(&excess),
+            verdict(&excess, "trained", "initial"),
         ));
     }
     lines
@@ -497,6 +548,9 @@ fn similarity_section(w: &mut String, src: &Sources, ev: &Evidence) {
             for b in ["WS-353-ALL", "SIMLEX-999", "MEN-TR-3k"] {
                 let sgns = fixed("word2vec SGNS", ModelId::Sgns.name(), "static");
                 let emb = fixed("MLM embedding matrix", MLM, "embedding");
+                if let Some(line) = comparison(ev, &sgns, &emb, b) {
+                    let _ = writeln!(w, "- {b}: {line}");
+                }
                 if let Some(agg) = chosen(ev, "MLM best aggregated", MLM, "aggregated", b) {
                     for (x, y) in [(&sgns, &agg), (&agg, &emb)] {
                         if let Some(line) = comparison(ev, x, y, b) {
@@ -540,14 +594,19 @@ fn head_confound(w: &mut String, src: &Sources, ev: &Evidence) {
             mlm_untied.name(),
             "embedding",
         );
+        let output = fixed(
+            &format!("{} output matrix", mlm_untied.label()),
+            mlm_untied.name(),
+            "lm_head",
+        );
         let tied = fixed("MLM (tied head) embedding matrix", MLM, "embedding");
         let sgns = fixed("word2vec SGNS", ModelId::Sgns.name(), "static");
-        for (x, y) in [(&tied, &input), (&sgns, &input)] {
+        for (x, y) in [(&tied, &input), (&tied, &output), (&sgns, &input)] {
             lines.extend(comparison(ev, x, y, b).map(|l| format!("{b}: {l}")));
         }
     }
     if !lines.is_empty() {
-        let _ = writeln!(w, "\nThe head: with a tied head the embedding matrix is also the output matrix the softmax scores every prediction against; with an untied head they are two tables. Each untied model's output matrix against its input embedding, and the untied masked LM's input embedding against the tied masked LM's embedding and against word2vec:\n");
+        let _ = writeln!(w, "\nThe head: with a tied head the embedding matrix is also the output matrix the softmax scores every prediction against; with an untied head they are two tables. Each untied model's output matrix against its input embedding, and the untied masked LM's two tables against the tied masked LM's embedding, its input embedding against word2vec:\n");
         for l in lines {
             let _ = writeln!(w, "- {l}");
         }
@@ -566,7 +625,7 @@ fn qkv_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 let _ = writeln!(w, "The corpus's unigram entropy, the loss of a model that sees neither the context nor its own input, is {:.3} nats; every model trained {} steps.", h.mean, h.n);
             }
             if let Some(l) = t.get(MLM, "training", None, "training", "context_free_loss") {
-                let _ = writeln!(w, "A masked LM can beat it without context: a chosen position not replaced by [MASK] shows its own token (kept 10%, random 10%), and copying it leaves {:.3} nats, the chance level of this loss on the same held-out targets (`Sequences::context_free_heldout_loss`; `transformer::data::context_free_loss` derives it). A loss below that level is the first sign a model uses context; a loss above it does not show the opposite, since a model can use context at [MASK] and copy its visible input badly. Where the final weights were at hand, the gain over the unigram at [MASK] targets separates the two (`exp::context_gain`).", l.mean);
+                let _ = writeln!(w, "A masked LM can beat it without context: a chosen position not replaced by [MASK] shows its own token (kept 10%, random 10%), and copying it leaves {:.3} nats, the chance level of this loss on the same held-out targets (`Sequences::context_free_heldout_loss`; `transformer::data::context_free_loss` derives it). A loss below that level is the first sign a model uses context; a loss above it does not show the opposite, since a model can use context at [MASK] and copy its visible input badly. Where the final weights were at hand, the gain over the unigram at [MASK] targets separates the two (`analysis::context_gain`).", l.mean);
             }
             let _ = writeln!(
                 w,
@@ -665,7 +724,7 @@ fn qkv_section(w: &mut String, src: &Sources, ev: &Evidence) {
             // seed, with a t interval over seeds.
             let lines = init_reference(src);
             if !lines.is_empty() {
-                let _ = writeln!(w, "\nAgainst the model's own initialisation (the untrained model of each seed is that seed's masked LM before its first step, W0), trained minus initial per seed, mean over layers and heads, with a t interval over seeds:\n");
+                let _ = writeln!(w, "\nAgainst the model's own initialisation (the untrained model of each seed is that seed's masked LM before its first step, W0), trained minus initial per seed, mean over layers and heads, with a t interval over seeds; raw, and above each state's own permutation null, which moves with training:\n");
                 for line in lines {
                     let _ = writeln!(w, "- {line}");
                 }
@@ -921,8 +980,8 @@ fn contextuality_section(w: &mut String, src: &Sources) {
                 format!(" {}: intra-sentence - null |", control.label()),
                 "---|",
             );
-            let _ = writeln!(w, "| layer | self-similarity | anisotropy | intra-sentence - null | untrained: intra-sentence - null | MEV - null |{head}");
-            let _ = writeln!(w, "|---|---|---|---|---|---|{rule}");
+            let _ = writeln!(w, "| layer | self-similarity | anisotropy | self-similarity - anisotropy | intra-sentence - null | untrained: intra-sentence - null | MEV - null |{head}");
+            let _ = writeln!(w, "|---|---|---|---|---|---|---|{rule}");
             for l in t.layers(MLM, "contextual") {
                 let g = |m: &str, metric: &str| {
                     let v = src.values(
@@ -941,14 +1000,16 @@ fn contextuality_section(w: &mut String, src: &Sources) {
                 let extra = format!(" {} |", g(control.name(), "intra_sentence_excess"));
                 let _ = writeln!(
                     w,
-                    "| {l} | {} | {} | {} | {} | {} |{extra}",
+                    "| {l} | {} | {} | {} | {} | {} | {} |{extra}",
                     g(MLM, "self_similarity"),
                     g(MLM, "anisotropy"),
+                    g(MLM, "self_similarity_adjusted"),
                     g(MLM, "intra_sentence_excess"),
                     g(u, "intra_sentence_excess"),
                     g(MLM, "mev_centred_excess")
                 );
             }
+            let _ = writeln!(w, "\nSelf-similarity - anisotropy is Ethayarajh's adjustment (his BERT and GPT-2 fall with depth on it). What intra-sentence similarity does not show: it is the cosine of a token with the mean of its sequence, which any averaging of the sequence raises; the {} column, a model whose every attention layer is a uniform average, is the measure's reading of pure averaging, so a value there or below is no sign of attention contextualising. The text8 slice has no punctuation, so its 64-token windows are not sentences.", control.label());
             let _ = writeln!(w);
             figure(w, Experiment::Contextuality, "contextuality-mlm");
         }
@@ -1168,74 +1229,69 @@ mod tests {
     }
 
     /// Planted weight geometry against the initialisation: CKA(W_Q, W_K) of two heads per seed
-    /// (trained 0.29 and 0.31 + 0.01 (s - 1), so seed means 0.30, 0.31, 0.32; W0 0.20 each): the
-    /// differences 0.10, 0.11, 0.12 give 0.110 +- 4.303 * 0.01 / sqrt(3) = [0.085, 0.135];
-    /// the activations' CKA equal to the untrained model's: 0 with a zero-width interval. The
-    /// embedding through a head, measured for the trained model only, gets no line.
+    /// (trained 0.29 and 0.31 + 0.01 (s - 1), so seed means 0.30, 0.31, 0.32, null 0.05; W0 0.20
+    /// with null 0.20): raw differences 0.10, 0.11, 0.12 give 0.110 +- 4.303 * 0.01 / sqrt(3) =
+    /// [0.085, 0.135], excesses 0.25, 0.26, 0.27 against 0 give 0.260 [0.235, 0.285]. The
+    /// activations' CKA and null equal to the untrained model's: 0 with a zero-width interval.
+    /// The embedding through a head, measured for the trained model only, gets no line.
     #[test]
     fn weight_geometry_is_read_against_the_same_seeds_initialisation() {
         let exp = name(Experiment::Qkv);
         let mut rows = Vec::new();
-        let row =
-            |model: ModelId, rep: &str, layer, bench: &str, metric: &str, seed, value| TidyRow {
-                layer: Some(layer),
+        let mut push = |model: ModelId, rep: &str, bench: &str, metric: &str, seed, value| {
+            rows.push(TidyRow {
+                layer: Some(1),
                 benchmark: bench.into(),
                 metric: metric.into(),
                 value,
                 seed: Some(seed),
                 ..TidyRow::template(exp, model.name(), rep)
-            };
+            })
+        };
         for seed in 1..=3u64 {
             let shift = 0.01 * (seed - 1) as f64;
             for (h, trained) in [(0, 0.29), (1, 0.31)] {
                 let head = format!("head-{h}");
-                rows.push(row(
-                    ModelId::Mlm,
-                    "attention-trained",
-                    1,
-                    &head,
-                    "cka_q_k",
-                    seed,
-                    trained + shift,
-                ));
-                rows.push(row(
-                    ModelId::Mlm,
-                    "attention-initialisation",
-                    1,
-                    &head,
-                    "cka_q_k",
-                    seed,
-                    0.20,
-                ));
+                let (t, i) = ("attention-trained", "attention-initialisation");
+                push(ModelId::Mlm, t, &head, "cka_q_k", seed, trained + shift);
+                push(ModelId::Mlm, t, &head, "cka_q_k_null", seed, 0.05);
+                push(ModelId::Mlm, i, &head, "cka_q_k", seed, 0.20);
+                push(ModelId::Mlm, i, &head, "cka_q_k_null", seed, 0.20);
             }
             for m in [ModelId::Mlm, ModelId::Untrained] {
-                rows.push(row(
+                push(
                     m,
                     "attention-activations",
-                    1,
                     "all-heads",
                     "cka_q_k",
                     seed,
                     0.7,
-                ));
+                );
+                push(
+                    m,
+                    "attention-activations",
+                    "all-heads",
+                    "cka_q_k_null",
+                    seed,
+                    0.1,
+                );
             }
-            rows.push(row(
+            let e = "embedding-q-head-0";
+            push(ModelId::Mlm, e, "geometry", "cka_with_embedding", seed, 0.5);
+            push(
                 ModelId::Mlm,
-                "embedding-q-head-0",
-                1,
+                e,
                 "geometry",
-                "cka_with_embedding",
+                "cka_with_embedding_null",
                 seed,
-                0.5,
-            ));
+                0.01,
+            );
         }
         let lines = init_reference(&sources_with(Experiment::Qkv, rows));
         assert_eq!(lines.len(), 2, "{lines:?}");
-        assert_eq!(lines[0], "linear CKA(W_Q, W_K), each layer and head: trained 0.310 [0.285, 0.335], at initialisation 0.200 [0.200, 0.200]; trained - initial 0.110 [0.085, 0.135] over 3 seeds: trained higher (the interval excludes 0)");
+        assert_eq!(lines[0], "linear CKA(W_Q, W_K), each layer and head, over 3 seeds: raw, trained 0.310 [0.285, 0.335] and at initialisation 0.200 [0.200, 0.200], trained - initial 0.110 [0.085, 0.135]: trained higher (the interval excludes 0); above its permutation null, trained 0.260 [0.235, 0.285] and at initialisation 0.000 [0.000, 0.000], trained - initial 0.260 [0.235, 0.285]: trained higher (the interval excludes 0)");
         assert!(
-            lines[1].contains(
-                "trained - initial 0.000 [0.000, 0.000] over 3 seeds: no difference shown"
-            ),
+            lines[1].contains("raw, trained 0.700 [0.700, 0.700] and at initialisation 0.700 [0.700, 0.700], trained - initial 0.000 [0.000, 0.000]: no difference shown"),
             "{}",
             lines[1]
         );

@@ -19,9 +19,9 @@ use transformer::training::CurvePoint;
 
 use super::dynamics::DynamicsRow;
 use super::ledger::TimeRow;
+use crate::cli::Args;
 use crate::kept;
 use crate::output::{self, TidyRow};
-use crate::Args;
 use analysis::context_gain::SequenceRow;
 
 /// The kept measurement directories of a study at `out` and of the studies right under it.

@@ -12,7 +12,8 @@ use transformer::training::TrainingConfig;
 use word2vec::{Architecture, Word2VecConfig};
 
 use super::eval::EvalConfig;
-use crate::{config, Args};
+use crate::cli::Args;
+use crate::config;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -5,9 +5,11 @@
 //! (through the run cache, [`crate::runs`]) and measures each model once: [`Study::scores`]
 //! returns tidy rows for every representation of the model, cached beside its checkpoint.
 //!
-//! The models ([`ModelId`]): word2vec SGNS and CBOW, and transformer variants of the base
-//! config — masked LM (the reference), shared-QK, shared-QKV, frozen random token embeddings,
-//! causal LM, and the untrained (initialised) masked-LM model as the control.
+//! The models ([`super::settings::ModelId`]): word2vec SGNS and CBOW, and transformer variants
+//! of the base config — the masked LM (the reference) with tied and untied head, the causal LM on
+//! matched targets with tied and untied head, shared-QK, shared-QKV, frozen random input
+//! embedding (untied head), no attention, and the untrained (initialised) masked LM as the
+//! control.
 //!
 //! What a transformer's rows hold (`representation` column):
 //! * `embedding` (and `lm_head` when untied): analogy, similarity and collocation of the matrix;
@@ -47,10 +49,10 @@ use word2vec::{Word2VecConfig, WordVectors};
 
 use super::eval::{evaluate_table_items, Benchmarks};
 use super::settings::{Cast, Config, ModelId, QUICK_STEPS_PER_EPOCH};
+use crate::cli::Args;
 use crate::kept;
 use crate::output::{self, ItemRow, TidyRow};
 use crate::runs::{self, TransformerKey};
-use crate::Args;
 
 /// Bumped whenever what a score row means changes, so cached measurements are not reused:
 /// 2 = pooling over the whole training split with OOV for unseen words, causal readout of CLM,
@@ -366,7 +368,12 @@ impl Study {
                 retraced(&old, &outcome.curve)
             );
         }
-        kept::write_csv(&kept, &outcome.curve)?;
+        // A model whose measurements are kept keeps the curve of the run they came from: a
+        // retrained model (for `--exp export` on a clone without the run cache, say) leaves
+        // the committed files alone, whether or not it retraced that run.
+        if !(kept::exists(&kept)? && self.is_measured(id, seed)?) {
+            kept::write_csv(&kept, &outcome.curve)?;
+        }
         Ok((outcome.model.valid(), outcome.curve))
     }
 
@@ -1080,7 +1087,7 @@ pub fn retraced(kept: &[CurvePoint], new: &[CurvePoint]) -> String {
         _ if compared == 0 => "no point in common with the kept curve".into(),
         None => format!("it retraced the kept curve ({compared} losses equal to the last digit)"),
         Some((d, p, k)) => format!(
-            "it did NOT retrace the kept curve: largest difference {d:.3e} at step {} ({}): kept {k}, now {} ({compared} losses compared); the measurements now come from the new model",
+            "it did NOT retrace the kept curve: largest difference {d:.3e} at step {} ({}): kept {k}, now {} ({compared} losses compared); measurements kept before come from the earlier model, any taken now from the new one",
             p.step, p.split, p.loss
         ),
     }

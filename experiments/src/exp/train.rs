@@ -11,7 +11,8 @@ use transformer::data::{self, Objective, Sequences};
 use transformer::model::ModelSettings;
 use transformer::training::{self, RunControl, TrainingConfig};
 
-use crate::{config, output, runs, Args};
+use crate::cli::Args;
+use crate::{config, output, runs};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]

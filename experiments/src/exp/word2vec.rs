@@ -9,8 +9,9 @@ use corpus::CorpusConfig;
 use word2vec::{format, Architecture, Trained, Word2VecConfig};
 
 use super::eval::{self, EvalConfig};
+use crate::cli::Args;
+use crate::config;
 use crate::output::{self, TidyRow};
-use crate::{config, Args};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
