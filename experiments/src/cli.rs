@@ -71,7 +71,7 @@ pub enum Experiment {
     /// One model's snapshots measured (`--exp dynamics --jobs`' children).
     #[value(hide = true)]
     MeasureSnapshots,
-    /// results/REPORT.md (and the README's findings) from the experiments' CSVs.
+    /// results/REPORT.md from the experiments' CSVs and the kept per-item outcomes.
     Report,
     /// Checks that every file `all` writes under `--out` exists and parses (CI runs it after
     /// `--exp all --quick`).

@@ -65,8 +65,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         | Experiment::Contextuality => exp::paper::run(args, args.exp),
         Experiment::Dynamics => exp::dynamics::run(args),
         Experiment::All => exp::paper::all(args),
-        Experiment::MeasureModel => exp::paper::measure_one(args, exp::jobs::Work::Scores),
-        Experiment::MeasureSnapshots => exp::paper::measure_one(args, exp::jobs::Work::Snapshots),
+        Experiment::MeasureModel => exp::dynamics::measure_one(args, exp::jobs::Work::Scores),
+        Experiment::MeasureSnapshots => {
+            exp::dynamics::measure_one(args, exp::jobs::Work::Snapshots)
+        }
         Experiment::Report => exp::report::run(args),
         Experiment::CheckOutputs => exp::paper::check_outputs(args),
         Experiment::Seal => exp::seal::run(args),

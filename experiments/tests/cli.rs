@@ -1375,6 +1375,25 @@ fn export_writes_the_tables_the_study_scores() {
     for (x, y) in a.data().iter().zip(b.data()) {
         assert!((x - y).abs() <= 1e-5 * x.abs().max(1.0), "{x} vs {y}");
     }
+    // On a clone without the run cache, export trains the model again: the kept curve (the
+    // run the kept measurements came from) is left byte for byte, the new run retracing it.
+    let curves: Vec<std::path::PathBuf> = std::fs::read_dir(out.join("measurements"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("curve.csv"))
+        .filter(|p| p.is_file())
+        .collect();
+    assert!(!curves.is_empty());
+    let before: Vec<Vec<u8>> = curves.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    std::fs::remove_dir_all(out.join("runs")).unwrap();
+    let (o, _) = export("transformer-mlm", "embedding", None, "again.bin");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("it retraced the kept curve"),
+        "{}",
+        stdout(&o)
+    );
+    let after: Vec<Vec<u8>> = curves.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    assert!(before == after, "a kept curve.csv changed");
     // An untied head's output matrix: another table than its input embedding, same shape.
     let (o, head) = export(
         "transformer-mlm-untied-head",

@@ -138,10 +138,13 @@ impl Corpus {
         let mut in_chunk = 0;
         for token in tokenize::tokens(config.preset, &normalised) {
             let tok = match token {
-                Token::Word(w) if config.drop_punctuation => match trim_punctuation(w) {
-                    "" => continue,
-                    w => w,
-                },
+                // The preset's unknown-word marker (WikiText's `<unk>`) is no word to trim.
+                Token::Word(w) if config.drop_punctuation && Some(w) != marker => {
+                    match trim_punctuation(w) {
+                        "" => continue,
+                        w => w,
+                    }
+                }
                 Token::Word(w) => w,
                 Token::EndOfSentence => {
                     if in_chunk > 0 {
@@ -224,9 +227,16 @@ impl Corpus {
         let mut bounds = vec![0];
         for mut sentence in tokenize::sentences(preset, &normalised) {
             if self.config.drop_punctuation {
+                let marker = preset.unknown_marker();
                 sentence = sentence
                     .into_iter()
-                    .map(trim_punctuation)
+                    .map(|w| {
+                        if Some(w) == marker {
+                            w
+                        } else {
+                            trim_punctuation(w)
+                        }
+                    })
                     .filter(|w| !w.is_empty())
                     .collect();
             }
@@ -363,6 +373,20 @@ mod tests {
         ] {
             assert_eq!(trim_punctuation(token), kept, "{token}");
         }
+    }
+
+    /// WikiText's unknown-word marker survives the trimming: `<unk>` is still the marker (not a
+    /// word `unk`), in the corpus and in a text encoded with its vocabulary.
+    #[test]
+    fn drop_punctuation_keeps_the_unknown_marker() {
+        let mut config = cfg(Preset::Wikitext, 1, 100);
+        config.drop_punctuation = true;
+        let c = Corpus::from_text(" the <unk> , cat .\n", Path::new("w"), &config).unwrap();
+        assert_eq!(c.vocab.words(), &["the", "cat"]);
+        let unk = c.vocab.specials().unk;
+        assert_eq!(c.encoded.ids, vec![0, unk, 1]);
+        let other = c.encode_with_vocab(" <unk> cat ,\n", Preset::Wikitext, false);
+        assert_eq!(other.ids, vec![unk, 1]);
     }
 
     /// Off, the option is not in the serialised config, so the run names hashed from configs

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::comparisons::{is_small_set, name, summarise, Spread, Summary, Table, PAPER};
-use super::settings::{load_config, load_config_from, Cast, ModelId};
+use super::settings::{load_config_from, Cast, ModelId};
 use super::study::Study;
 use crate::cli::{Args, Experiment};
 use crate::output::{self, TidyRow};
@@ -64,26 +64,6 @@ fn prepare(
     let missing = study.missing(ids, &|id, s| study.is_measured(id, s))?;
     study.announce(&missing);
     super::jobs::run_pending(args, config, &missing, super::jobs::Work::Scores)
-}
-
-/// `--exp measure-model --model <name> --seed <s>` (what `--jobs` starts): one model of the
-/// study trained and measured, its measurements left for the parent.
-pub fn measure_one(args: &Args, work: super::jobs::Work) -> anyhow::Result<()> {
-    let id = super::jobs::model_arg(args)?;
-    let cfg = load_config(args, "measure-model")?;
-    let study = Study::load(args, cfg)?;
-    let pooled = study
-        .cfg
-        .dynamics
-        .as_ref()
-        .is_some_and(|d| d.pooled_snapshots);
-    for &seed in &study.cfg.seeds {
-        match work {
-            super::jobs::Work::Scores => drop(study.scores(id, seed)?),
-            super::jobs::Work::Snapshots => drop(study.follow(id, seed, pooled)?),
-        }
-    }
-    Ok(())
 }
 
 /// `--exp all`: every model trained and measured once (paper.toml; from its kept measurements

@@ -1,7 +1,8 @@
 //! `--exp report`: results/REPORT.md from the experiments' CSVs and the per-item outcomes
 //! behind them ([`super::evidence`]), one short section per question, every score and every
-//! difference with its 95% interval and, where one exists, its chance level. The README links to
-//! the report instead of copying it. Missing experiments are named, not skipped silently.
+//! difference with its 95% interval and, where one exists, its chance level. The README's
+//! answers quote it (a test checks that every interval they give is here). Missing experiments
+//! are named, not skipped silently.
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use transformer::training::CurvePoint;
 
-use super::dynamics::DynamicsRow;
 use super::ledger::TimeRow;
+use super::study::DynamicsRow;
 use crate::cli::Args;
 use crate::kept;
 use crate::output::{self, TidyRow};

@@ -356,22 +356,24 @@ impl Study {
             );
         }
         // The curve is kept with the measurements (committed), so figures of loss need no model.
+        // A kept curve is the run the kept measurements came from: it is never rewritten, and a
+        // model trained again (its run cache lost: `--exp export` on a fresh clone, say) must
+        // retrace it, or nothing is measured on it until that directory is deleted.
         let kept = self.measured_dir(id, seed).join("curve.csv");
-        if !complete && kept::exists(&kept)? {
-            // Trained again with its curve already kept (its run cache was lost before all of
-            // its measurements were taken): say whether it retraced that curve, which is what
-            // makes the new model the one the kept measurements came from.
-            let old: Vec<CurvePoint> = kept::read_csv(&kept)?;
-            println!(
-                "{} seed {seed} trained again: {}",
-                id.name(),
-                retraced(&old, &outcome.curve)
-            );
-        }
-        // A model whose measurements are kept keeps the curve of the run they came from: a
-        // retrained model (for `--exp export` on a clone without the run cache, say) leaves
-        // the committed files alone, whether or not it retraced that run.
-        if !(kept::exists(&kept)? && self.is_measured(id, seed)?) {
+        if kept::exists(&kept)? {
+            if !complete {
+                let old: Vec<CurvePoint> = kept::read_csv(&kept)?;
+                let verdict = retraced(&old, &outcome.curve);
+                println!("{} seed {seed} trained again: {verdict}", id.name());
+                if !retraces(&old, &outcome.curve) {
+                    anyhow::bail!(
+                        "{} seed {seed}: this run did not retrace the one whose measurements are kept in {} ({verdict}); its weights are in the run cache: delete that directory to measure this run instead",
+                        id.name(),
+                        kept.parent().unwrap_or(&kept).display()
+                    );
+                }
+            }
+        } else {
             kept::write_csv(&kept, &outcome.curve)?;
         }
         Ok((outcome.model.valid(), outcome.curve))
@@ -1087,10 +1089,24 @@ pub fn retraced(kept: &[CurvePoint], new: &[CurvePoint]) -> String {
         _ if compared == 0 => "no point in common with the kept curve".into(),
         None => format!("it retraced the kept curve ({compared} losses equal to the last digit)"),
         Some((d, p, k)) => format!(
-            "it did NOT retrace the kept curve: largest difference {d:.3e} at step {} ({}): kept {k}, now {} ({compared} losses compared); measurements kept before come from the earlier model, any taken now from the new one",
+            "it did NOT retrace the kept curve: largest difference {d:.3e} at step {} ({}): kept {k}, now {} ({compared} losses compared)",
             p.step, p.split, p.loss
         ),
     }
+}
+
+/// Whether `new` retraced `kept`: some points in common, every common loss equal.
+pub fn retraces(kept: &[CurvePoint], new: &[CurvePoint]) -> bool {
+    let common: Vec<(f64, f64)> = new
+        .iter()
+        .filter_map(|p| {
+            let k = kept
+                .iter()
+                .find(|k| k.step == p.step && k.split == p.split)?;
+            Some((k.loss, p.loss))
+        })
+        .collect();
+    !common.is_empty() && common.iter().all(|(k, n)| k == n)
 }
 
 /// The loss curve a complete or partial run left in its checkpoint, if any.
@@ -1099,6 +1115,211 @@ fn read_curve(dir: &std::path::Path) -> Option<Vec<CurvePoint>> {
     path.exists()
         .then(|| output::read_csv(&path).ok())
         .flatten()
+}
+
+// The study followed through training (`--exp dynamics`): each snapshot of a run measured.
+
+/// One measurement of one model at one point of its training.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct DynamicsRow {
+    pub model: String,
+    pub seed: Option<u64>,
+    /// Optimiser steps (transformers; 0 for word2vec and the untrained model).
+    pub step: usize,
+    /// Corpus tokens read: steps x batch x words per sequence, or word2vec's budget.
+    pub tokens_seen: u64,
+    /// `tokens_seen` over the tokens of one transformer epoch.
+    pub epochs: f64,
+    pub representation: String,
+    pub layer: Option<usize>,
+    pub benchmark: String,
+    pub metric: String,
+    pub value: f64,
+    pub n: usize,
+    pub oov: usize,
+}
+
+impl DynamicsRow {
+    fn of(r: TidyRow, step: usize, tokens_seen: u64, epoch_tokens: u64) -> DynamicsRow {
+        DynamicsRow {
+            model: r.model,
+            seed: r.seed,
+            step,
+            tokens_seen,
+            epochs: tokens_seen as f64 / epoch_tokens as f64,
+            representation: r.representation,
+            layer: r.layer,
+            benchmark: r.benchmark,
+            metric: r.metric,
+            value: r.value,
+            n: r.n,
+            oov: r.oov,
+        }
+    }
+}
+
+/// The rows a snapshot keeps (the committed files stay small): analogy totals, similarity
+/// correlations with their chance bands, collocation, contextuality, what training changed
+/// in W_Q/W_K/W_V and the activations' CKA, and the held-out loss.
+fn kept(r: &TidyRow) -> bool {
+    let b = r.benchmark.as_str();
+    let m = r.metric.as_str();
+    match r.representation.as_str() {
+        "contextual" | "attention-updates" | "attention-activations" => true,
+        "training" => m == "heldout_loss",
+        _ if b.starts_with("questions-words:") => {
+            matches!(
+                b,
+                "questions-words:total" | "questions-words:semantic" | "questions-words:syntactic"
+            )
+        }
+        _ if b == "collocation" => m.starts_with("z_") || m.ends_with("_cosine"),
+        _ => m.starts_with("spearman"),
+    }
+}
+
+impl Study {
+    /// Corpus tokens in one optimiser step (words only: `[CLS]` and `[SEP]` are not read).
+    pub fn tokens_per_step(&self) -> u64 {
+        (self.cfg.training.batch_size * (self.cfg.training.seq_len - 2)) as u64
+    }
+
+    /// The points a run is measured at: its snapshot steps up to the step it stopped at, and
+    /// that step.
+    fn measured_steps(&self, last: usize) -> Vec<usize> {
+        let mut steps: Vec<usize> = (self.cfg.training.snapshot_steps.iter())
+            .copied()
+            .filter(|&s| s < last)
+            .collect();
+        steps.push(last);
+        steps
+    }
+
+    pub fn dynamics_path(&self, id: ModelId, seed: u64, pooled: bool) -> std::path::PathBuf {
+        let h = runs::config_hash(&(
+            self.settings_hash(),
+            pooled,
+            &self.cfg.training.snapshot_steps,
+            self.cfg.training.steps,
+            self.tokens_per_step(),
+        ));
+        self.measured_dir(id, seed)
+            .join(format!("dynamics-{h}.csv.gz"))
+    }
+
+    /// Every snapshot of one model's run measured (kept, so only what is missing is trained
+    /// or measured). word2vec: one run per snapshot's token budget.
+    pub fn dynamics(
+        &self,
+        id: ModelId,
+        seed: u64,
+        pooled: bool,
+    ) -> anyhow::Result<Vec<DynamicsRow>> {
+        let path = self.dynamics_path(id, seed, pooled);
+        if kept::exists(&path)? {
+            return kept::read_csv(&path);
+        }
+        let ledger = super::ledger::path(&self.measured_dir(id, seed));
+        super::ledger::timed(&ledger, "dynamics", || {
+            self.measure_snapshots(id, seed, pooled, &path)
+        })?
+    }
+
+    /// A followed model's snapshot rows ([`Study::dynamics`]), then its final model measured
+    /// in full ([`Study::scores`], pooled vectors and per-item outcomes included) right away,
+    /// while the weights are still in the run cache: the findings read those measurements, and
+    /// a cache lost between sittings (it is not committed) would otherwise mean training the
+    /// run again just to measure it. A masked LM's gain at `[MASK]`
+    /// ([`Study::context_gain`]) is taken then too, where the weights are at hand; it came
+    /// after the first runs, so a model whose cache is gone goes without it rather than
+    /// training again ([`Study::is_followed`] does not ask for it).
+    pub fn follow(&self, id: ModelId, seed: u64, pooled: bool) -> anyhow::Result<Vec<DynamicsRow>> {
+        let rows = self.dynamics(id, seed, pooled)?;
+        self.scores(id, seed)?;
+        if let Some(split) = self.context_gain(id, seed)? {
+            let g =
+                analysis::context_gain::gain_at_mask(&split, analysis::context_gain::RESAMPLE_SEED);
+            println!(
+                "{} seed {seed}: gain over the unigram at held-out [MASK] targets {:+.3} [{:+.3}, {:+.3}] nats per target",
+                id.name(),
+                g.estimate,
+                g.lo,
+                g.hi
+            );
+        }
+        Ok(rows)
+    }
+
+    /// Whether [`Study::follow`] has nothing left to do for this model.
+    pub fn is_followed(&self, id: ModelId, seed: u64, pooled: bool) -> anyhow::Result<bool> {
+        Ok(kept::exists(&self.dynamics_path(id, seed, pooled))? && self.is_measured(id, seed)?)
+    }
+
+    /// [`Study::dynamics`]' work: trains (or resumes) the run, measures each snapshot and
+    /// writes the rows to `path`.
+    fn measure_snapshots(
+        &self,
+        id: ModelId,
+        seed: u64,
+        pooled: bool,
+        path: &std::path::Path,
+    ) -> anyhow::Result<Vec<DynamicsRow>> {
+        let epoch_tokens =
+            self.seqs.steps_per_epoch(self.cfg.training.batch_size) as u64 * self.tokens_per_step();
+        let mut rows = Vec::new();
+        let mut add = |tidy: Vec<TidyRow>, step: usize, tokens: u64| {
+            rows.extend(
+                tidy.into_iter()
+                    .filter(kept)
+                    .map(|r| DynamicsRow::of(r, step, tokens, epoch_tokens)),
+            );
+        };
+        let what = Measures {
+            pooled,
+            projected: false,
+        };
+        if id.is_word2vec() {
+            let mut budgets: Vec<usize> = self.cfg.training.snapshot_steps.clone();
+            budgets.push(self.cfg.training.steps);
+            budgets.sort_unstable();
+            budgets.dedup();
+            for step in budgets {
+                let tokens = step as u64 * self.tokens_per_step();
+                let vectors = self.word2vec_on_budget(id, seed, tokens)?;
+                let template = self.template(id, seed, "static");
+                add(self.score_table(&vectors, &template).0, 0, tokens);
+            }
+        } else if id == ModelId::Untrained {
+            let (model, curve) = self.transformer(id, seed)?;
+            let (tidy, _) = self.measure_transformer(&model, id, seed, curve[0].loss, what);
+            add(tidy, 0, 0);
+        } else {
+            let (model, curve) = self.transformer(id, seed)?;
+            let last = curve.iter().map(|p| p.step).max().unwrap_or(0);
+            let (model_cfg, training) = self.variant(id, seed);
+            let dir = self.run_dir(id, seed);
+            for step in self.measured_steps(last) {
+                println!("measuring {} seed {seed} at step {step}", id.name());
+                let snapshot;
+                let at = if step == last {
+                    &model
+                } else {
+                    snapshot = transformer::checkpoint::load_snapshot(
+                        &dir,
+                        step,
+                        &model_cfg,
+                        &self.device,
+                    )?;
+                    &snapshot
+                };
+                let heldout = transformer::training::heldout_loss(at, &self.seqs, &training);
+                let (tidy, _) = self.measure_transformer(at, id, seed, heldout, what);
+                add(tidy, step, step as u64 * self.tokens_per_step());
+            }
+        }
+        kept::write_csv_gz(path, &rows)?;
+        Ok(rows)
+    }
 }
 
 #[cfg(test)]
@@ -1150,5 +1371,9 @@ mod tests {
             retraced(&kept, &[point(9, "train", 1.0)]),
             "no point in common with the kept curve"
         );
+        // What the kept measurements may be taken on: only a run that retraced the curve.
+        assert!(retraces(&kept, &same) && retraces(&kept, &longer));
+        assert!(!retraces(&kept, &off) && !retraces(&kept, &nan));
+        assert!(!retraces(&kept, &[point(9, "train", 1.0)]));
     }
 }

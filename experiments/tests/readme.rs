@@ -1,0 +1,73 @@
+//! The README quotes the report: every interval it gives ("0.370 [0.280, 0.461]") is one that
+//! results/REPORT.md states, so a regenerated report cannot leave the README's answers behind
+//! unnoticed.
+
+/// Every "x [a, b]" in `text` (signs kept, a leading "+" dropped), in order.
+fn intervals(text: &str) -> Vec<String> {
+    let text = text.replace('+', "");
+    let number = |s: &str| -> Option<usize> {
+        // The length of a decimal number at the start of `s` ("-0.123"), if there is one.
+        let b = s.as_bytes();
+        let mut i = usize::from(b.first() == Some(&b'-'));
+        let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+        i += digits;
+        if digits == 0 || b.get(i) != Some(&b'.') {
+            return None;
+        }
+        let frac = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        (frac > 0).then_some(i + 1 + frac)
+    };
+    let mut out = Vec::new();
+    for (start, _) in text.match_indices(" [") {
+        // The number before " [".
+        let before = &text[..start];
+        let from = before
+            .rfind(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+            .map_or(0, |i| i + 1);
+        let x = &before[from..];
+        if x.is_empty() || number(x) != Some(x.len()) {
+            continue;
+        }
+        let rest = &text[start + 2..];
+        let Some(a) = number(rest) else { continue };
+        let Some(rest2) = rest[a..].strip_prefix(", ") else {
+            continue;
+        };
+        let Some(b) = number(rest2) else { continue };
+        if rest2[b..].starts_with(']') {
+            out.push(format!("{x} [{}, {}]", &rest[..a], &rest2[..b]));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_interval_the_readme_gives_is_in_the_report() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let report = std::fs::read_to_string(root.join("results/REPORT.md"))
+        .unwrap()
+        .replace('+', "");
+    let quoted = intervals(&readme);
+    assert!(quoted.len() >= 20, "{quoted:?}");
+    let missing: Vec<&String> = quoted
+        .iter()
+        .filter(|q| !report.contains(q.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "README intervals not in results/REPORT.md: {missing:?}"
+    );
+}
+
+#[test]
+fn intervals_are_read_with_their_signs() {
+    assert_eq!(
+        intervals("gap 0.317 [0.296, 0.338], diff -0.016 [-0.065, 0.034]; +1.101 [+1.029, +1.173]; n [a, b]; 3 [1, 2]"),
+        vec![
+            "0.317 [0.296, 0.338]",
+            "-0.016 [-0.065, 0.034]",
+            "1.101 [1.029, 1.173]"
+        ]
+    );
+}
