@@ -48,6 +48,9 @@ def strip_comments(text):
     # String literals first (they may hold `//` or anything that looks like a path), then
     # comments; a `"` inside a comment is rare enough not to matter here.
     text = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text)
+    # Character literals ('}', '"'), which would unbalance a block or a string; lifetimes
+    # ('a) have no closing quote and stay.
+    text = re.sub(r"'(?:[^'\\\n]|\\.)'", "' '", text)
     text = re.sub(r"//[^\n]*", "", text)
     return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
 
@@ -161,7 +164,7 @@ def resolve(module, path, mods, exported, depth=0):
 def graph(src):
     mods = modules(src)
     texts = {
-        m: expand_groups(inline_modules(without_tests(strip_comments(open(f).read()))))
+        m: expand_groups(inline_modules(without_tests(strip_comments(open(f, encoding="utf-8").read()))))
         for m, f in mods.items()
     }
     exported = reexports(mods, texts)
@@ -183,7 +186,7 @@ def split_impls(src):
     """Types whose inherent impl blocks sit in another module than the type: a method called
     through such a block is a dependency on that module, which paths cannot show."""
     mods = modules(src)
-    texts = {m: without_tests(strip_comments(open(f).read())) for m, f in mods.items()}
+    texts = {m: without_tests(strip_comments(open(f, encoding="utf-8").read())) for m, f in mods.items()}
     defined = {}
     for m, text in texts.items():
         for name_ in definitions(text):
@@ -284,6 +287,9 @@ def self_test():
         # `super::` inside an inline module is the file's own module, not its parent.
         ({"lib.rs": "pub mod a; pub fn f() { a::g() }",
           "a.rs": "mod inner { impl super::T {} } pub struct T;"}, None),
+        # A '}' character literal does not close a test module early.
+        ({"lib.rs": "pub mod a; pub mod b;", "a.rs": "use crate::b::f;",
+          "b.rs": "#[cfg(test)]\nmod tests { const C: char = '}'; use crate::a::g; }"}, None),
         # `//` inside a string does not swallow the path after it.
         ({"lib.rs": "pub mod a; pub mod b;", "a.rs": "const U: &str = \"http://x\"; use crate::b::f;",
           "b.rs": "use crate::a::g;"}, ["a", "b"]),
@@ -297,7 +303,7 @@ def self_test():
             for f, text in files.items():
                 path = os.path.join(d, "src", f)
                 os.makedirs(os.path.dirname(path), exist_ok=True)
-                open(path, "w").write(text)
+                open(path, "w", encoding="utf-8").write(text)
             _, found = cycles(os.path.join(d, "src"))
             got = [name(m) for m in found[0]] if found else None
             if got != expected:
@@ -307,7 +313,7 @@ def self_test():
         os.makedirs(os.path.join(d, "src"))
         for f, text in {"lib.rs": "pub mod a; pub mod b;", "a.rs": "pub struct S;",
                         "b.rs": "impl crate::a::S { fn m(&self) {} } impl Clone for crate::a::S {}"}.items():
-            open(os.path.join(d, "src", f), "w").write(text)
+            open(os.path.join(d, "src", f), "w", encoding="utf-8").write(text)
         got = split_impls(os.path.join(d, "src"))
         if got != [("S", [("a",)], ("b",))]:
             failed += 1

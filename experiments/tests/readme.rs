@@ -22,8 +22,10 @@ fn intervals(text: &str) -> Vec<String> {
         // The number before " [".
         let before = &text[..start];
         let from = before
-            .rfind(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(c.is_ascii_digit() || c == '.' || c == '-'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         let x = &before[from..];
         if x.is_empty() || number(x) != Some(x.len()) {
             continue;
@@ -63,7 +65,7 @@ fn every_interval_the_readme_gives_is_in_the_report() {
 #[test]
 fn intervals_are_read_with_their_signs() {
     assert_eq!(
-        intervals("gap 0.317 [0.296, 0.338], diff -0.016 [-0.065, 0.034]; +1.101 [+1.029, +1.173]; n [a, b]; 3 [1, 2]"),
+        intervals("gap é0.317 [0.296, 0.338], diff -0.016 [-0.065, 0.034]; +1.101 [+1.029, +1.173]; n [a, b]; 3 [1, 2]"),
         vec![
             "0.317 [0.296, 0.338]",
             "-0.016 [-0.065, 0.034]",
