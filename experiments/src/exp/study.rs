@@ -35,7 +35,7 @@ use analysis::geometry::{
     linear_cka_wide, linear_cka_wide_null, project_rows, qkv_per_layer,
 };
 use analysis::representations::{
-    aggregated, decontextualized, embedding_table, lm_head_table, Readout,
+    aggregated, decontextualized, embedding_table, lm_head_table, Aggregated, Readout,
 };
 use burn::module::Module;
 use burn::tensor::Device;
@@ -749,6 +749,31 @@ impl Study {
         (rows, items)
     }
 
+    /// A model's decontextualized table at every layer, over the evaluation vocabulary.
+    fn decontextualized_tables(&self, model: &Transformer, readout: Readout) -> Vec<WordVectors> {
+        let specials = self.corpus.vocab.specials();
+        decontextualized(model, &self.words, specials, readout, &self.device, 256)
+    }
+
+    /// A model's aggregated tables at every layer (`[pooling]`; the occurrences sampled with
+    /// the model's seed), over the evaluation vocabulary.
+    fn aggregated_tables(&self, model: &Transformer, readout: Readout, seed: u64) -> Aggregated {
+        let p = &self.cfg.pooling;
+        let train = &self.seqs.train;
+        aggregated(
+            model,
+            &self.words,
+            train,
+            self.seqs.seq_len,
+            p.max_occurrences,
+            p.batch,
+            readout,
+            seed,
+            &self.device,
+            |_, _| {},
+        )
+    }
+
     /// One representation of one model as a table of word vectors, exactly what the study
     /// scores under that name (`representation` column), over the evaluation vocabulary (the
     /// most frequent `restrict_vocab` words): `static` for word2vec; `embedding`,
@@ -800,33 +825,8 @@ impl Study {
                     id.name()
                 )
             }),
-            ("decontextualized", Some(l)) => pick(
-                decontextualized(
-                    &model,
-                    &self.words,
-                    self.corpus.vocab.specials(),
-                    readout,
-                    &self.device,
-                    256,
-                ),
-                l,
-            ),
-            ("aggregated", Some(l)) => {
-                let p = &self.cfg.pooling;
-                let agg = aggregated(
-                    &model,
-                    &self.words,
-                    &self.seqs.train,
-                    self.seqs.seq_len,
-                    p.max_occurrences,
-                    p.batch,
-                    readout,
-                    seed,
-                    &self.device,
-                    |_, _| {},
-                );
-                pick(agg.tables, l)
-            }
+            ("decontextualized", Some(l)) => pick(self.decontextualized_tables(&model, readout), l),
+            ("aggregated", Some(l)) => pick(self.aggregated_tables(&model, readout, seed).tables, l),
             _ => anyhow::bail!(
                 "--representation {representation:?}: a transformer's representations are {known}"
             ),
@@ -889,31 +889,12 @@ impl Study {
         // Read each model as it was trained (causal for a causal LM); the raw residual stream.
         let (model_cfg, training) = self.variant(id, seed);
         let readout = Readout::of(training.objective, false);
-        let dec = decontextualized(
-            model,
-            &self.words,
-            self.corpus.vocab.specials(),
-            readout,
-            &self.device,
-            256,
-        );
+        let dec = self.decontextualized_tables(model, readout);
         for (l, table) in dec.iter().enumerate() {
             scored(self.score_table(table, &t("decontextualized", Some(l))));
         }
         if what.pooled {
-            let p = &self.cfg.pooling;
-            let agg = aggregated(
-                model,
-                &self.words,
-                &self.seqs.train,
-                self.seqs.seq_len,
-                p.max_occurrences,
-                p.batch,
-                readout,
-                seed,
-                &self.device,
-                |_, _| {},
-            );
+            let agg = self.aggregated_tables(model, readout, seed);
             for (l, table) in agg.tables.iter().enumerate() {
                 scored(self.score_table(table, &t("aggregated", Some(l))));
             }
