@@ -8,20 +8,27 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1; then
-  echo "no Vulkan driver registered: installing Mesa's software one (mesa-vulkan-drivers) for the wgpu tests" >&2
+# Installs Debian/Ubuntu packages (root, or sudo); elsewhere says what to install and stops.
+install() {
+  if ! command -v apt-get >/dev/null; then
+    echo "error: this machine has no apt-get: install $* by hand (Mesa's Vulkan driver is lavapipe) and run this again" >&2
+    exit 1
+  fi
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq mesa-vulkan-drivers >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
+
+if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1; then
+  echo "no Vulkan driver registered: installing Mesa's software one (mesa-vulkan-drivers) for the wgpu tests" >&2
+  install mesa-vulkan-drivers
 fi
 
 # Data flows one way: no two modules of a crate refer to each other, directly or around a loop
 # (the checker first reads planted crates with and without cycles right).
 if ! command -v python3 >/dev/null; then
   echo "python3 not found: installing it for the module-cycle check" >&2
-  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3 >/dev/null
+  install python3
 fi
 python3 scripts/module_cycles.py --self-test
 python3 scripts/module_cycles.py

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The patched burn crates' own test suites (vendor/README.md): burn-flex's unit tests, the
-# changed modules (par, zip, vmath, tensor, simd, ops::{activation, binary, matmul, unary})
-# among them, built from vendor/burn-flex on its own (its own Cargo.lock; the workspace
+# The patched burn crates' own test suites (vendor/README.md): burn-flex's unit tests, those of
+# the changed modules (par, zip, tensor, simd, ops::{activation, binary, matmul, unary}) among
+# them (vmath.rs, new in the patch, has none of its own: the activation tests reach it), built from vendor/burn-flex on its own (its own Cargo.lock; the workspace
 # excludes vendor/). burn-autodiff 0.22.1 ships no tests in its package (upstream keeps them in
 # an unpublished crate); its changed ops (the fused softmax, log-softmax and layer norm) are
 # checked against central finite differences by crates/transformer/tests/fused_autodiff.rs.

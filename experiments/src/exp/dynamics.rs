@@ -58,7 +58,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let (cfg, path) = super::settings::load_config_from(args, "dynamics")?;
     let Some(dynamics) = cfg.dynamics.clone() else {
         anyhow::bail!(
-            "--exp dynamics needs a [dynamics] table in its config (experiments/configs/dynamics.toml has one)"
+            "--exp dynamics needs a [dynamics] table in its config (experiments/configs/paper.toml has one)"
         );
     };
     let ids = dynamics.model_ids()?;

@@ -458,7 +458,7 @@ impl Study {
         }
         if lines.is_empty() {
             println!(
-                "every model's measurements are kept under {}: nothing to train (delete a model's directory there to retrain it)",
+                "every model's measurements are kept under {}: nothing to train (another --out trains and measures anew)",
                 self.out.join("measurements").display()
             );
             return;
