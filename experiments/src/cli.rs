@@ -61,6 +61,10 @@ pub enum Experiment {
     /// at log-spaced snapshots, word2vec on the same token counts (the `[dynamics]` table of
     /// experiments/configs/paper.toml).
     Dynamics,
+    /// Each variant's learning rate chosen on the dev block: the `[sweep]` grid, budget and
+    /// seeds, the same for every variant (`--model`, `--seed`: one variant and seed, so that
+    /// runs go side by side); writes <out>/sweep/.
+    Sweep,
     /// Every comparison of the study (each model trained once, or read from its kept
     /// measurements) and the report; the backend comparison is `--exp backends`.
     All,
@@ -244,7 +248,7 @@ impl Experiment {
             Backends => &["config", "corpus", "out", "seed", "backend", "quick"],
             Analogy | Similarity | Layers | Qkv | Frozen | Objective | Contextuality | Dynamics
             | All => PAPER,
-            MeasureModel | MeasureSnapshots => ONE,
+            MeasureModel | MeasureSnapshots | Sweep => ONE,
             Report => &["config", "out", "quick"],
             CheckOutputs | Seal => &["out"],
         }

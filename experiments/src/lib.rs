@@ -64,6 +64,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         | Experiment::Objective
         | Experiment::Contextuality => exp::paper::run(args, args.exp),
         Experiment::Dynamics => exp::dynamics::run(args),
+        Experiment::Sweep => exp::sweep::run(args),
         Experiment::All => exp::paper::all(args),
         Experiment::MeasureModel => exp::dynamics::measure_one(args, exp::jobs::Work::Scores),
         Experiment::MeasureSnapshots => {

@@ -1487,3 +1487,131 @@ fn export_writes_the_tables_the_study_scores() {
         assert!(!path.exists());
     }
 }
+
+#[test]
+fn sweep_quick_trains_each_rate_chooses_once_complete_and_refuses_what_it_cannot_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = manifest_dir().join("..");
+    // One variant, one seed, two rates: the sweep is complete after one (variant, seed).
+    let cfg = dir.path().join("sweep.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "extends = {:?}\n[sweep]\nlrs = [3e-3, 1.2e-2]\nseeds = [1001]\nmodels = [\"transformer-mlm\"]\n",
+            root.join("experiments/configs/ten-seeds.toml")
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let sweep = |extra: &[&str]| {
+        let mut a = vec![
+            "--exp",
+            "sweep",
+            "--quick",
+            "--config",
+            cfg.to_str().unwrap(),
+        ];
+        a.extend_from_slice(&["--out", out.to_str().unwrap()]);
+        a.extend_from_slice(extra);
+        run(&a)
+    };
+    let o = sweep(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = std::fs::read_to_string(out.join("sweep/transformer-mlm-seed1001.csv")).unwrap();
+    let lines: Vec<&str> = rows.lines().collect();
+    assert_eq!(lines.len(), 3, "{rows}");
+    assert!(lines[0].starts_with("model,seed,lr,epochs,steps,warmup_steps,dev_loss,"));
+    let dev: Vec<f64> = lines[1..]
+        .iter()
+        .map(|l| l.split(',').nth(6).unwrap().parse().unwrap())
+        .collect();
+    assert!(dev.iter().all(|d| d.is_finite() && *d > 0.0), "{dev:?}");
+    // The choice is the rate with the lower dev loss, and the table to paste is printed.
+    let chosen = std::fs::read_to_string(out.join("sweep/chosen.csv")).unwrap();
+    let best = if dev[0] <= dev[1] { "0.003" } else { "0.012" };
+    assert!(
+        chosen
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with(&format!("transformer-mlm,{best},")),
+        "{chosen}"
+    );
+    assert!(stdout(&o).contains("[learning_rates]"), "{}", stdout(&o));
+    // Run again: the kept file is read, nothing trained.
+    let again = sweep(&[]);
+    assert!(
+        again.status.success() && stdout(&again).contains(": kept"),
+        "{}",
+        stdout(&again)
+    );
+    // A study seed is not a sweep seed; a variant the sweep does not train is refused.
+    let o = sweep(&["--seed", "1"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("not a sweep seed"),
+        "{}",
+        stderr(&o)
+    );
+    let o = sweep(&["--model", "transformer-clm-matched"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("not among the variants"),
+        "{}",
+        stderr(&o)
+    );
+    // A kept file from another grid is refused, naming it.
+    let kept = out.join("sweep/transformer-mlm-seed1001.csv");
+    std::fs::write(&kept, rows.replace("0.012,", "0.024,")).unwrap();
+    let o = sweep(&[]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("transformer-mlm-seed1001.csv"),
+        "{}",
+        stderr(&o)
+    );
+    // Without a dev split there is nothing to choose on; sweep seeds must not be study seeds.
+    let plain = dir.path().join("plain.toml");
+    std::fs::write(
+        &plain,
+        format!(
+            "extends = {:?}\n",
+            root.join("experiments/configs/paper.toml")
+        ),
+    )
+    .unwrap();
+    let o = run(&[
+        "--exp",
+        "sweep",
+        "--quick",
+        "--config",
+        plain.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("dev_split = true"),
+        "{}",
+        stderr(&o)
+    );
+    let clash = dir.path().join("clash.toml");
+    std::fs::write(
+        &clash,
+        format!(
+            "extends = {:?}\n[sweep]\nseeds = [2]\n",
+            root.join("experiments/configs/ten-seeds.toml")
+        ),
+    )
+    .unwrap();
+    let o = run(&[
+        "--exp",
+        "sweep",
+        "--quick",
+        "--config",
+        clash.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("also a study seed"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -54,6 +54,8 @@ use crate::recipe::{plateau_step, step_seed, CurvePoint, TrainError, TrainingCon
 #[derive(Clone, Debug)]
 pub struct Shard {
     pub step: usize,
+    /// A held-out batch's index (which half of a dev split it scores); 0 for training.
+    pub index: usize,
     pub batch: Batch,
     /// Targets in the whole step's batch (all shards).
     pub step_targets: usize,
@@ -66,6 +68,8 @@ pub struct Shard {
 #[derive(Clone, Copy, Debug)]
 pub struct Scored {
     pub step: usize,
+    /// [`Shard::index`].
+    pub index: usize,
     pub loss: f64,
     pub targets: usize,
 }
@@ -132,6 +136,7 @@ impl TrainStep for Transformer {
         let value: f32 = loss.clone().into_scalar();
         let scored = Scored {
             step: item.step,
+            index: item.index,
             loss: value as f64,
             targets: item.batch.targets.len(),
         };
@@ -148,6 +153,7 @@ impl InferenceStep for Transformer {
         let loss: f32 = batch_loss(self, &item.batch, item.objective, &device).into_scalar();
         Scored {
             step: item.step,
+            index: item.index,
             loss: loss as f64,
             targets: item.batch.targets.len(),
         }
@@ -244,6 +250,7 @@ impl StepLoader {
         };
         Shard {
             step,
+            index: 0,
             batch,
             step_targets,
             objective: cfg.objective,
@@ -373,6 +380,7 @@ impl Iterator for HeldoutItems<'_> {
         self.next += 1;
         Some(Ok(Shard {
             step: self.step,
+            index: self.next - 1,
             step_targets: batch.targets.len(),
             batch,
             objective: cfg.objective,
@@ -455,8 +463,13 @@ pub(crate) struct RunState {
     pub since: Instant,
     /// The step in progress and the shards' losses so far (steps arrive shard by shard).
     partial: Option<(usize, f64, usize)>,
-    /// Held-out batches of the evaluation in progress: sum of loss x targets, targets.
+    /// Held-out batches of the evaluation in progress: sum of loss x targets, targets; with a
+    /// dev split, of the dev and the test batches apart.
     heldout: (f64, usize),
+    dev: (f64, usize),
+    test: (f64, usize),
+    /// Held-out batches `0..dev_batches` are the dev block ([`crate::recipe::dev_batches`]).
+    pub dev_batches: usize,
     pub error: Option<TrainError>,
     pub last_checkpoint: String,
     pub report: crate::progress::Progress,
@@ -493,6 +506,9 @@ impl RunState {
             since: Instant::now(),
             partial: None,
             heldout: (0.0, 0),
+            dev: (0.0, 0),
+            test: (0.0, 0),
+            dev_batches: 0,
             error: None,
             last_checkpoint,
             report,
@@ -548,8 +564,17 @@ impl RunState {
     }
 
     fn heldout_item(&mut self, s: Scored) {
-        self.heldout.0 += s.loss * s.targets as f64;
+        let dev_batches = self.dev_batches;
+        let weighted = s.loss * s.targets as f64;
+        self.heldout.0 += weighted;
         self.heldout.1 += s.targets;
+        let half = if s.index < dev_batches {
+            &mut self.dev
+        } else {
+            &mut self.test
+        };
+        half.0 += weighted;
+        half.1 += s.targets;
     }
 
     /// At the end of a block: the curve rows of an evaluation step. Idempotent.
@@ -563,6 +588,11 @@ impl RunState {
         }
         let (sum, targets) = std::mem::take(&mut self.heldout);
         let heldout = sum / targets.max(1) as f64;
+        let mean = |(sum, targets): (f64, usize)| sum / targets.max(1) as f64;
+        let (dev, test) = (
+            mean(std::mem::take(&mut self.dev)),
+            mean(std::mem::take(&mut self.test)),
+        );
         if !heldout.is_finite() {
             self.report.abandon();
             self.error = Some(TrainError::NonFiniteLoss {
@@ -576,7 +606,11 @@ impl RunState {
         let train_loss = self.loss_sum / self.n_sum as f64;
         let tps = self.tps;
         let lr = cfg.lr_at(done - 1);
-        for (split, l) in [("train", train_loss), ("heldout", heldout)] {
+        let mut rows = vec![("train", train_loss), ("heldout", heldout)];
+        if cfg.dev_split {
+            rows.extend([("dev", dev), ("test", test)]);
+        }
+        for (split, l) in rows {
             self.curve.push(CurvePoint {
                 step: done,
                 split: split.into(),

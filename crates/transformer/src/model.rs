@@ -362,6 +362,25 @@ fn materialize(model: &Transformer) {
 }
 
 impl Transformer {
+    /// The token embedding drawn again from N(0, `std`²), frozen (no gradient) when `frozen`:
+    /// a frozen random input at another scale
+    /// ([`crate::recipe::TrainingConfig::frozen_embedding_std`]). Drawn from the device's
+    /// generator where it stands, after every other weight.
+    pub fn with_token_embedding_std(
+        mut self,
+        std: f64,
+        frozen: bool,
+        device: &Device,
+    ) -> Transformer {
+        let [vocab, d_model] = self.token_embedding.weight.dims();
+        let table = EmbeddingConfig::new(vocab, d_model)
+            .with_initializer(Initializer::Normal { mean: 0.0, std })
+            .init(device);
+        let _ = table.weight.val();
+        self.token_embedding = if frozen { table.no_grad() } else { table };
+        self
+    }
+
     /// `tokens`: `[batch, seq]`; `pad`: true at padding positions; `causal`: causal attention.
     pub fn forward(
         &self,

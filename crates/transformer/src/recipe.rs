@@ -57,6 +57,25 @@ pub struct TrainingConfig {
     /// those before the stop. Left out of the JSON when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub snapshot_steps: Vec<usize>,
+    /// Split the held-out block into a dev half and a test half ([`dev_batches`]): every
+    /// evaluation also writes `dev` and `test` rows, the plateau rule reads `dev`, and a
+    /// learning-rate sweep chooses on `dev`, so that the reported (`test`) loss is not the one
+    /// anything was chosen on. Left out of the JSON when off (run hashes do not move).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dev_split: bool,
+    /// Draw a frozen token embedding (`freeze_embeddings`) at this standard deviation instead
+    /// of [`crate::model::INIT_STD`]: a frozen random input at the scale a trained embedding
+    /// reaches, so that the learned positions do not swamp it. Drawn after every other weight,
+    /// which therefore stay what the seed gives without it. Left out of the JSON when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frozen_embedding_std: Option<f64>,
+}
+
+/// Of `n` held-out batches, the first `n / 2` are the dev block and the rest the test block
+/// (contiguous text: the held-out sequences are in corpus order). Fewer than 2 batches cannot
+/// be split: `dev_split` is then refused when the run starts.
+pub fn dev_batches(n: usize) -> usize {
+    n / 2
 }
 
 /// The plateau rule: at an evaluation, stop when the held-out loss is less than `min_gain` nats
@@ -82,9 +101,15 @@ pub struct Plateau {
     pub context_free_loss: Option<f64>,
 }
 
-/// The step at which `curve` (held-out rows) first meets the plateau rule, if it does.
+/// The step at which `curve` (held-out rows, or its dev rows when it has them) first meets the plateau rule, if it does.
 pub fn plateau_step(curve: &[CurvePoint], rule: &Plateau) -> Option<usize> {
-    let heldout: Vec<&CurvePoint> = curve.iter().filter(|p| p.split == "heldout").collect();
+    // A run with a dev split is judged on its dev rows, never on the test rows it reports.
+    let split = if curve.iter().any(|p| p.split == "dev") {
+        "dev"
+    } else {
+        "heldout"
+    };
+    let heldout: Vec<&CurvePoint> = curve.iter().filter(|p| p.split == split).collect();
     heldout.iter().find_map(|now| {
         if rule.context_free_loss.is_some_and(|h| !(now.loss < h)) {
             return None;
@@ -127,6 +152,8 @@ impl Default for TrainingConfig {
             clm_target_fraction: None,
             plateau: None,
             snapshot_steps: Vec::new(),
+            dev_split: false,
+            frozen_embedding_std: None,
         }
     }
 }
@@ -216,6 +243,13 @@ impl TrainingConfig {
                 ));
             }
         }
+        if let Some(std) = self.frozen_embedding_std {
+            if !(std > 0.0 && std.is_finite()) {
+                return Err(format!(
+                    "frozen_embedding_std must be a finite number > 0, got {std}"
+                ));
+            }
+        }
         if !(self.heldout_fraction > 0.0 && self.heldout_fraction < 1.0) {
             return Err(format!(
                 "heldout_fraction must be in (0, 1), got {}: the held-out loss is the measure of training",
@@ -277,7 +311,8 @@ pub enum TrainError {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CurvePoint {
     pub step: usize,
-    /// `train` (mean over the steps since the last point) or `heldout`.
+    /// `train` (mean over the steps since the last point), `heldout` (the whole held-out
+    /// block), or with `dev_split` also `dev` and `test` (its two halves).
     pub split: String,
     pub loss: f64,
     pub perplexity: f64,
@@ -296,4 +331,47 @@ pub fn step_seed(seed: u64, step: usize) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(step: usize, split: &str, loss: f64) -> CurvePoint {
+        CurvePoint {
+            step,
+            split: split.into(),
+            loss,
+            perplexity: loss.exp(),
+            lr: 0.0,
+            tokens_per_second: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_plateau_rule_reads_the_dev_rows_when_a_curve_has_them() {
+        let rule = Plateau {
+            min_gain: 0.01,
+            window: 10,
+            context_free_loss: None,
+        };
+        // The whole block flattens at step 20 (0.005 gained over 10 steps); the dev half
+        // keeps improving by 0.05, and only flattens at 30.
+        let mut curve = vec![
+            point(10, "heldout", 5.0),
+            point(20, "heldout", 4.995),
+            point(30, "heldout", 4.99),
+        ];
+        assert_eq!(plateau_step(&curve, &rule), Some(20));
+        curve.extend([
+            point(10, "dev", 5.1),
+            point(20, "dev", 5.05),
+            point(30, "dev", 5.049),
+            point(10, "test", 5.0),
+            point(20, "test", 5.0),
+        ]);
+        assert_eq!(plateau_step(&curve, &rule), Some(30));
+        assert_eq!(dev_batches(21), 10);
+        assert_eq!(dev_batches(1), 0);
+    }
 }

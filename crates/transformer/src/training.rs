@@ -158,19 +158,42 @@ pub fn try_train_step(
 /// `eval_batches` limits it), without dropout or gradients. Batches are weighted by their number
 /// of targets, so the value is the per-token loss over the split, whatever the batch sizes.
 pub fn heldout_loss(model: &Transformer, data: &Sequences, cfg: &TrainingConfig) -> f64 {
+    heldout_losses(model, data, cfg).heldout
+}
+
+/// The held-out loss of a model and, split as a run with `dev_split` splits it
+/// ([`crate::recipe::dev_batches`]), its dev and test halves: what the curve's `heldout`,
+/// `dev` and `test` rows of an evaluation hold.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HeldoutLosses {
+    pub heldout: f64,
+    pub dev: f64,
+    pub test: f64,
+}
+
+pub fn heldout_losses(
+    model: &Transformer,
+    data: &Sequences,
+    cfg: &TrainingConfig,
+) -> HeldoutLosses {
     let model = model.valid();
     let device = model_device(&model);
     let n = cfg
         .eval_batches
         .unwrap_or_else(|| data.n_heldout_batches(cfg.batch_size));
-    let (mut total, mut targets) = (0.0f64, 0usize);
+    let n_dev = crate::recipe::dev_batches(n);
+    let mut sums = [(0.0f64, 0usize); 3];
     for i in 0..n {
         let batch = data.heldout_batch(cfg.objective, cfg.batch_size, i);
         let v: f32 = batch_loss(&model, &batch, cfg.objective, &device).into_scalar();
-        total += v as f64 * batch.targets.len() as f64;
-        targets += batch.targets.len();
+        let t = batch.targets.len();
+        for k in [0, if i < n_dev { 1 } else { 2 }] {
+            sums[k].0 += v as f64 * t as f64;
+            sums[k].1 += t;
+        }
     }
-    total / targets.max(1) as f64
+    let [heldout, dev, test] = sums.map(|(sum, t)| sum / t.max(1) as f64);
+    HeldoutLosses { heldout, dev, test }
 }
 
 fn model_device(model: &Transformer) -> Device {
@@ -249,6 +272,23 @@ pub fn train(
     let device = device.clone().autodiff();
     device.seed(cfg.seed);
     let mut model = model_cfg.init(&device);
+    if let Some(std) = cfg.frozen_embedding_std {
+        if !model_cfg.freeze_embeddings {
+            return Err(TrainError::Config(
+                "frozen_embedding_std is for a frozen input embedding ([model] freeze_embeddings = true)".into(),
+            ));
+        }
+        model = model.with_token_embedding_std(std, true, &device);
+    }
+    let heldout_batches =
+        (cfg.eval_batches).unwrap_or_else(|| data.n_heldout_batches(cfg.batch_size));
+    if cfg.dev_split && heldout_batches < 2 {
+        return Err(TrainError::Config(format!(
+            "dev_split needs at least 2 held-out batches to halve, got {heldout_batches} (eval_batches, or the held-out split's {} sequences in batches of {})",
+            data.n_heldout(),
+            cfg.batch_size
+        )));
+    }
     if cfg.unigram_bias_init {
         let bias = data.unigram_log_probs(model_cfg.vocab_size);
         model.lm_bias = burn::module::Param::from_tensor(Tensor::from_data(
@@ -312,6 +352,8 @@ pub fn train(
         devices,
         interrupter.clone(),
     )));
+    state.lock().unwrap_or_else(|e| e.into_inner()).dev_batches =
+        crate::recipe::dev_batches(heldout_batches);
     let checkpoints = crate::engine::Checkpoints::new(state.clone(), run_dir, model_cfg, &model);
     let train_data =
         crate::engine::StepLoader::new(data.clone(), shared_cfg.clone(), blocks, devices);

@@ -588,3 +588,191 @@ fn configs_burn_cannot_take_are_refused_naming_the_key() {
         assert!(e.contains(needle), "{e}");
     }
 }
+
+#[test]
+fn a_dev_split_halves_the_heldout_block_and_its_rows_are_the_models_losses() {
+    let _serial = serial();
+    let corpus = corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    let device = Device::flex();
+    let cfg = TrainingConfig {
+        dev_split: true,
+        eval_batches: Some(3),
+        ..training(6)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let model_cfg = model(corpus.vocab.len_with_specials(), 0.0);
+    let out = train(
+        &model_cfg,
+        &cfg,
+        &data,
+        &device,
+        dir.path(),
+        &RunControl::default(),
+    )
+    .unwrap();
+    // Every evaluation (steps 3 and 6) writes the whole block, then its dev and test halves.
+    let splits: Vec<(usize, &str)> = out
+        .curve
+        .iter()
+        .map(|p| (p.step, p.split.as_str()))
+        .collect();
+    assert_eq!(
+        splits,
+        [3, 6]
+            .iter()
+            .flat_map(|&s| ["train", "heldout", "dev", "test"].map(|x| (s, x)))
+            .collect::<Vec<_>>()
+    );
+    // The last evaluation's rows are the final model's losses on batch 0 (dev: 3 / 2 = 1
+    // batch) and batches 1..3 (test), and the whole block is their target-weighted mean.
+    let at6 = |split: &str| {
+        out.curve
+            .iter()
+            .find(|p| p.step == 6 && p.split == split)
+            .unwrap()
+            .loss
+    };
+    let direct = transformer::training::heldout_losses(&out.model, &data, &cfg);
+    for (split, want) in [
+        ("heldout", direct.heldout),
+        ("dev", direct.dev),
+        ("test", direct.test),
+    ] {
+        assert!(
+            (at6(split) - want).abs() < 1e-5,
+            "{split}: curve {} vs model {want}",
+            at6(split)
+        );
+    }
+    let targets = |range: std::ops::Range<usize>| -> f64 {
+        range
+            .map(|i| data.heldout_batch(cfg.objective, 4, i).targets.len() as f64)
+            .sum()
+    };
+    let (td, tt) = (targets(0..1), targets(1..3));
+    let mixed = (direct.dev * td + direct.test * tt) / (td + tt);
+    assert!(
+        (mixed - direct.heldout).abs() < 1e-9,
+        "{mixed} vs {}",
+        direct.heldout
+    );
+    assert_ne!(direct.dev, direct.test, "the halves score different text");
+
+    // One held-out batch cannot be halved: refused, naming the key.
+    let one = TrainingConfig {
+        eval_batches: Some(1),
+        ..cfg.clone()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    match train(
+        &model_cfg,
+        &one,
+        &data,
+        &device,
+        dir.path(),
+        &RunControl::default(),
+    ) {
+        Err(TrainError::Config(m)) => {
+            assert!(m.contains("dev_split") && m.contains("got 1"), "{m}")
+        }
+        other => panic!("expected a config error, got {:?}", other.map(|o| o.curve)),
+    }
+}
+
+#[test]
+fn a_frozen_embedding_is_drawn_at_the_asked_scale_and_stays_there() {
+    let _serial = serial();
+    let corpus = corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    let device = Device::flex();
+    let frozen = model(corpus.vocab.len_with_specials(), 0.0).with_freeze_embeddings(true);
+    let cfg = TrainingConfig {
+        frozen_embedding_std: Some(0.5),
+        ..training(3)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = train(
+        &frozen,
+        &cfg,
+        &data,
+        &device,
+        dir.path(),
+        &RunControl::default(),
+    )
+    .unwrap();
+    let table: Vec<f32> = out
+        .model
+        .token_embedding
+        .weight
+        .val()
+        .into_data()
+        .iter::<f32>()
+        .collect();
+    let n = table.len() as f64;
+    let mean = table.iter().map(|&x| x as f64).sum::<f64>() / n;
+    let std = (table
+        .iter()
+        .map(|&x| (x as f64 - mean).powi(2))
+        .sum::<f64>()
+        / n)
+        .sqrt();
+    assert!((std - 0.5).abs() < 0.02, "std {std} over {n} entries");
+    // Frozen: the table after 3 steps is the one drawn (a run of 2 steps has it too).
+    let dir1 = tempfile::tempdir().unwrap();
+    let short = TrainingConfig {
+        frozen_embedding_std: Some(0.5),
+        ..training(2)
+    };
+    let first = train(
+        &frozen,
+        &short,
+        &data,
+        &device,
+        dir1.path(),
+        &RunControl::default(),
+    )
+    .unwrap();
+    let t1: Vec<f32> = first
+        .model
+        .token_embedding
+        .weight
+        .val()
+        .into_data()
+        .iter::<f32>()
+        .collect();
+    assert_eq!(t1, table);
+    // Every other weight at initialisation is what the seed gives without the option: the
+    // table is drawn after them.
+    device.seed(cfg.seed);
+    let plain = frozen.init(&device);
+    device.seed(cfg.seed);
+    let redrawn = frozen
+        .init(&device)
+        .with_token_embedding_std(0.5, true, &device);
+    let block = |m: &transformer::Transformer| -> Vec<f32> {
+        m.blocks[0]
+            .attention
+            .query
+            .weight
+            .val()
+            .into_data()
+            .iter::<f32>()
+            .collect()
+    };
+    assert_eq!(block(&plain), block(&redrawn));
+    // Asked for a trained (unfrozen) table: refused, naming the key.
+    let trained = model(corpus.vocab.len_with_specials(), 0.0);
+    let dir = tempfile::tempdir().unwrap();
+    match train(
+        &trained,
+        &cfg,
+        &data,
+        &device,
+        dir.path(),
+        &RunControl::default(),
+    ) {
+        Err(TrainError::Config(m)) => assert!(m.contains("frozen_embedding_std"), "{m}"),
+        other => panic!("expected a config error, got {:?}", other.map(|o| o.curve)),
+    }
+}

@@ -83,6 +83,7 @@ fn two_shards_of_b_rows_give_the_gradient_of_one_batch_of_2b() {
         let whole = TrainStep::step(
             &m,
             Shard {
+                index: 0,
                 step: 5,
                 step_targets: batch.targets.len(),
                 batch: batch.clone(),
@@ -102,6 +103,7 @@ fn two_shards_of_b_rows_give_the_gradient_of_one_batch_of_2b() {
             let out = TrainStep::step(
                 &m,
                 Shard {
+                    index: 0,
                     step: 5,
                     step_targets: batch.targets.len(),
                     batch: part,

@@ -15,6 +15,7 @@ pub mod report;
 pub mod seal;
 pub mod settings;
 pub mod study;
+pub mod sweep;
 pub mod train;
 pub mod word2vec;
 

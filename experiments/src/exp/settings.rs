@@ -103,6 +103,42 @@ pub struct Config {
     pub dynamics: Option<DynamicsConfig>,
     /// Which variants the paper's comparisons read against each other.
     pub roles: Roles,
+    /// Each variant's learning rate (`model` column name -> lr), as `--exp sweep` chose it on
+    /// the dev block; a variant not named trains at `[training] lr`. The untrained model is
+    /// the masked LM's initialisation and follows `transformer-mlm`.
+    pub learning_rates: std::collections::BTreeMap<String, f64>,
+    /// The learning-rate sweep of `--exp sweep` ([`SweepConfig`]).
+    pub sweep: SweepConfig,
+    /// The frozen-input ablation's random input embedding is drawn at this standard deviation
+    /// (the trained embedding's per-coordinate scale, as `--exp sweep` records it) instead of
+    /// the initialisation's; absent, at the initialisation's.
+    pub frozen_embedding_std: Option<f64>,
+}
+
+/// The `[sweep]` table: every variant trained for `epochs` (its warm-up and linear decay
+/// squeezed into that budget) at each learning rate of `lrs`, for each of `seeds` (kept apart
+/// from the study's seeds, so that no reported seed took part in the choice), and the rate with
+/// the lowest mean dev loss chosen. The same grid, budget and seeds for every variant.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SweepConfig {
+    pub lrs: Vec<f64>,
+    pub epochs: f64,
+    pub seeds: Vec<u64>,
+    /// The variants swept (`model` column names); empty: the transformers `[dynamics]`
+    /// trains.
+    pub models: Vec<String>,
+}
+
+impl Default for SweepConfig {
+    fn default() -> Self {
+        SweepConfig {
+            lrs: vec![1.5e-3, 3e-3, 6e-3, 1.2e-2],
+            epochs: 1.0,
+            seeds: vec![1001, 1002],
+            models: Vec::new(),
+        }
+    }
 }
 
 impl Default for Config {
@@ -123,6 +159,9 @@ impl Default for Config {
             },
             dynamics: None,
             roles: Roles::default(),
+            learning_rates: Default::default(),
+            sweep: SweepConfig::default(),
+            frozen_embedding_std: None,
         }
     }
 }
@@ -272,10 +311,12 @@ pub enum ModelId {
     /// The no-attention control: each attention layer replaced by a uniform average over the
     /// sequence (`Mixing::Uniform`), tied head like [`ModelId::Mlm`].
     NoAttention,
+    /// [`ModelId::NoAttention`] with an untied head, read beside [`ModelId::MlmUntied`].
+    NoAttentionUntied,
 }
 
 impl ModelId {
-    pub const ALL: [ModelId; 11] = [
+    pub const ALL: [ModelId; 12] = [
         ModelId::Sgns,
         ModelId::Cbow,
         ModelId::Mlm,
@@ -287,6 +328,7 @@ impl ModelId {
         ModelId::ClmMatchedUntied,
         ModelId::FrozenUntied,
         ModelId::NoAttention,
+        ModelId::NoAttentionUntied,
     ];
 
     /// The model whose [`ModelId::name`] is `name`.
@@ -308,6 +350,7 @@ impl ModelId {
             ModelId::ClmMatchedUntied => "transformer-clm-matched-untied-head",
             ModelId::FrozenUntied => "transformer-mlm-frozen-embedding-untied-head",
             ModelId::NoAttention => "transformer-mlm-no-attention",
+            ModelId::NoAttentionUntied => "transformer-mlm-no-attention-untied-head",
         }
     }
 
@@ -325,6 +368,7 @@ impl ModelId {
             ModelId::ClmMatchedUntied => "CLM matched, untied head",
             ModelId::FrozenUntied => "MLM frozen input, untied head",
             ModelId::NoAttention => "MLM no attention",
+            ModelId::NoAttentionUntied => "MLM no attention, untied head",
         }
     }
 
@@ -467,6 +511,14 @@ pub fn load_config_from(args: &Args, exp: &str) -> anyhow::Result<(Config, Optio
     if let Some(p) = &path {
         println!("config {}", p.display());
     }
+    // Before `--seed` replaces the study's seeds: the sweep's seeds are kept apart from the
+    // config's, and `--exp sweep --seed` names a sweep seed.
+    if let Err(e) = check_recipe(&cfg) {
+        let source = path
+            .as_ref()
+            .map_or("the built-in defaults".into(), |p| p.display().to_string());
+        anyhow::bail!("{source}: {e}");
+    }
     if let Some(s) = args.seed {
         cfg.seeds = vec![s];
     }
@@ -484,4 +536,99 @@ pub fn load_config_from(args: &Args, exp: &str) -> anyhow::Result<(Config, Optio
         anyhow::bail!("{source}: {e}");
     }
     Ok((cfg, path))
+}
+
+/// `[learning_rates]`, `[sweep]` and `frozen_embedding_std` checked: known trained
+/// transformers, finite positive rates and scales, a sweep that can choose.
+fn check_recipe(cfg: &Config) -> anyhow::Result<()> {
+    let trained = |name: &str| {
+        ModelId::from_name(name).filter(|m| !m.is_word2vec() && *m != ModelId::Untrained)
+    };
+    for (name, &lr) in &cfg.learning_rates {
+        if trained(name).is_none() {
+            anyhow::bail!("[learning_rates] {name:?} is not a trained transformer");
+        }
+        if !(lr > 0.0 && lr.is_finite()) {
+            anyhow::bail!(
+                "[learning_rates] {name:?}: the rate must be a finite number > 0, got {lr}"
+            );
+        }
+    }
+    let s = &cfg.sweep;
+    if s.lrs.is_empty() || s.lrs.iter().any(|&lr| !(lr > 0.0 && lr.is_finite())) {
+        anyhow::bail!(
+            "[sweep] lrs must be one or more finite numbers > 0, got {:?}",
+            s.lrs
+        );
+    }
+    if !(s.epochs > 0.0 && s.epochs.is_finite()) {
+        anyhow::bail!("[sweep] epochs must be a number > 0, got {}", s.epochs);
+    }
+    if s.seeds.is_empty() {
+        anyhow::bail!("[sweep] seeds is empty; give at least one seed");
+    }
+    if let Some(clash) = s.seeds.iter().find(|x| cfg.seeds.contains(x)) {
+        anyhow::bail!("[sweep] seeds: seed {clash} is also a study seed; a rate chosen on a reported seed would favour it");
+    }
+    for name in &s.models {
+        if trained(name).is_none() {
+            anyhow::bail!("[sweep] models: {name:?} is not a trained transformer");
+        }
+    }
+    if let Some(std) = cfg.frozen_embedding_std {
+        if !(std > 0.0 && std.is_finite()) {
+            anyhow::bail!("frozen_embedding_std must be a finite number > 0, got {std}");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod recipe_tests {
+    use super::*;
+
+    #[test]
+    fn learning_rates_sweep_and_frozen_scale_are_checked_naming_the_key() {
+        let ok = Config::default();
+        assert!(check_recipe(&ok).is_ok());
+        let bad = |f: &dyn Fn(&mut Config), needle: &str| {
+            let mut c = Config::default();
+            f(&mut c);
+            let e = check_recipe(&c).unwrap_err().to_string();
+            assert!(e.contains(needle), "{e}");
+        };
+        bad(
+            &|c| {
+                drop(
+                    c.learning_rates
+                        .insert("transformer-untrained".into(), 1e-3),
+                )
+            },
+            "[learning_rates] \"transformer-untrained\"",
+        );
+        bad(
+            &|c| drop(c.learning_rates.insert("word2vec-sgns".into(), 1e-3)),
+            "not a trained transformer",
+        );
+        bad(
+            &|c| drop(c.learning_rates.insert("transformer-mlm".into(), f64::NAN)),
+            "finite number > 0",
+        );
+        bad(&|c| c.sweep.lrs.clear(), "[sweep] lrs");
+        bad(&|c| c.sweep.epochs = 0.0, "[sweep] epochs");
+        bad(&|c| c.sweep.seeds = vec![], "[sweep] seeds is empty");
+        bad(&|c| c.sweep.seeds = vec![3], "seed 3 is also a study seed");
+        bad(
+            &|c| c.sweep.models = vec!["transformer-mlm-typo".into()],
+            "[sweep] models",
+        );
+        bad(
+            &|c| c.frozen_embedding_std = Some(-1.0),
+            "frozen_embedding_std",
+        );
+        assert_eq!(
+            ModelId::from_name("transformer-mlm-no-attention-untied-head"),
+            Some(ModelId::NoAttentionUntied)
+        );
+    }
 }

@@ -156,6 +156,11 @@ impl Study {
         })
     }
 
+    /// The corpus config as the config file wrote it (what run keys hash).
+    pub fn corpus_config(&self) -> &CorpusConfig {
+        &self.corpus_cfg
+    }
+
     /// The transformer config and training config of a variant at a seed.
     pub fn variant(&self, id: ModelId, seed: u64) -> (TransformerConfig, TrainingConfig) {
         let mut model = self.cfg.model.clone();
@@ -175,9 +180,23 @@ impl Study {
             ModelId::FrozenUntied => {
                 model.freeze_embeddings = true;
                 model.tie_lm_head = false;
+                training.frozen_embedding_std = self.cfg.frozen_embedding_std;
             }
             ModelId::NoAttention => model.mixing = Mixing::Uniform,
+            ModelId::NoAttentionUntied => {
+                model.mixing = Mixing::Uniform;
+                model.tie_lm_head = false;
+            }
             ModelId::Sgns | ModelId::Cbow | ModelId::Mlm | ModelId::Untrained => {}
+        }
+        // The untrained model is the masked LM's initialisation, and keeps its run's key.
+        let rate_of = if id == ModelId::Untrained {
+            ModelId::Mlm
+        } else {
+            id
+        };
+        if let Some(&lr) = self.cfg.learning_rates.get(rate_of.name()) {
+            training.lr = lr;
         }
         // A run on a context-free plateau (the unigram, or for a masked LM also copying the
         // visible input) has not converged: the rule counts only held-out losses below the

@@ -1,0 +1,465 @@
+//! `--exp sweep`: each variant's learning rate chosen on the dev block, with the same effort for
+//! every variant (issue 41). The `[sweep]` table ([`SweepConfig`]) names a grid of rates, a
+//! budget in epochs and seeds kept apart from the study's; every variant the study trains is
+//! trained at each rate for that budget (warm-up, then linear decay to zero at the budget's
+//! end), and the rate with the lowest dev loss at the end, averaged over the sweep's seeds, is
+//! chosen. The test half of the held-out block is never read here.
+//!
+//! Each (variant, seed) writes `<out>/sweep/<model>-seed<S>.csv` (one row per rate), so that
+//! runs can go side by side in separate processes (`--model`, `--seed`); once every file the
+//! config asks for is there, `<out>/sweep/chosen.csv` holds each variant's rate and the
+//! `[learning_rates]` table to paste into the study's config is printed.
+//!
+//! Each row also records the scale of the input embedding at the end of its run (the RMS over
+//! coordinates of each coordinate's standard deviation across words, plain and weighted by
+//! the words' training counts): the frozen-input ablation draws its random table at a trained
+//! table's scale (`frozen_embedding_std`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use burn::module::Module;
+use transformer::data::Objective;
+use transformer::training::{self, CurvePoint, RunControl, TrainingConfig};
+use transformer::Transformer;
+
+use super::settings::{ModelId, SweepConfig, QUICK_STEPS_PER_EPOCH};
+use super::study::Study;
+use crate::cli::Args;
+use crate::output;
+use crate::runs::{self, TransformerKey};
+
+/// One run of the sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepRow {
+    pub model: String,
+    pub seed: u64,
+    pub lr: f64,
+    pub epochs: f64,
+    pub steps: usize,
+    pub warmup_steps: usize,
+    /// The dev loss after the last step (the criterion), and at the first evaluation.
+    pub dev_loss: f64,
+    pub dev_loss_first: f64,
+    /// The dev loss of the best model that ignores context ([`Sequences::context_free`]): a
+    /// run not below it has not left the unigram (or copying) plateau.
+    pub context_free_dev_loss: f64,
+    pub left_plateau: bool,
+    /// The input embedding's scale at the end ([`embedding_scale`]).
+    pub embedding_std: f64,
+    pub embedding_std_by_frequency: f64,
+    pub backend: String,
+    pub seconds: f64,
+}
+
+/// A variant's chosen rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Chosen {
+    pub model: String,
+    pub lr: f64,
+    /// Its dev loss, averaged over the sweep's seeds, and the runaway's: the next best rate.
+    pub mean_dev_loss: f64,
+    pub runner_up_lr: f64,
+    pub runner_up_mean_dev_loss: f64,
+    /// Whether every seed at the chosen rate left the plateau.
+    pub all_left_plateau: bool,
+    pub seeds: usize,
+    /// The mean trained input-embedding scale at the chosen rate.
+    pub embedding_std: f64,
+    pub embedding_std_by_frequency: f64,
+}
+
+/// The variants swept: `[sweep] models`, or the transformers `[dynamics]` trains.
+pub fn models(cfg: &super::settings::Config) -> anyhow::Result<Vec<ModelId>> {
+    if !cfg.sweep.models.is_empty() {
+        return Ok(cfg
+            .sweep
+            .models
+            .iter()
+            .filter_map(|n| ModelId::from_name(n))
+            .collect());
+    }
+    let ids = match &cfg.dynamics {
+        Some(d) => d.model_ids()?,
+        None => ModelId::ALL.to_vec(),
+    };
+    Ok(ids
+        .into_iter()
+        .filter(|m| !m.is_word2vec() && *m != ModelId::Untrained)
+        .collect())
+}
+
+/// `--exp sweep`.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let cfg = super::settings::load_config(args, "sweep")?;
+    if !cfg.training.dev_split {
+        anyhow::bail!(
+            "--exp sweep chooses on the dev block: its config needs [training] dev_split = true (experiments/configs/ten-seeds.toml has it)"
+        );
+    }
+    let sweep = cfg.sweep.clone();
+    let mut ids = models(&cfg)?;
+    if let Some(name) = &args.model {
+        let id = super::jobs::model_arg(args)?;
+        if !ids.contains(&id) {
+            anyhow::bail!("--model {name}: not among the variants the sweep trains");
+        }
+        ids = vec![id];
+    }
+    let seeds = match args.seed {
+        Some(s) if !sweep.seeds.contains(&s) => {
+            anyhow::bail!(
+                "--seed {s}: not a sweep seed (the [sweep] seeds are {:?})",
+                sweep.seeds
+            )
+        }
+        Some(s) => vec![s],
+        None => sweep.seeds.clone(),
+    };
+    let all_ids = models(&cfg)?;
+    let study = Study::load(args, cfg)?;
+    let dir = study.out.join("sweep");
+    for &id in &ids {
+        for &seed in &seeds {
+            let path = dir.join(format!("{}-seed{seed}.csv", id.name()));
+            if path.exists() {
+                let rows: Vec<SweepRow> = output::read_csv(&path)?;
+                check_rows(&path, &rows, &sweep, id, seed)?;
+                println!("{}: kept", path.display());
+                continue;
+            }
+            let mut rows = Vec::new();
+            for &lr in &sweep.lrs {
+                rows.push(sweep_run(&study, args, id, seed, lr, &sweep)?);
+            }
+            output::write_csv(&path, &rows)?;
+            println!("wrote {}", path.display());
+        }
+    }
+    choose_if_complete(&dir, &all_ids, &sweep)
+}
+
+/// The training config of one sweep run: the variant's recipe with `lr`, `epochs` of steps,
+/// its evaluations spread as the study spreads them, no plateau stop and no snapshots.
+pub fn sweep_training(
+    study: &Study,
+    args: &Args,
+    id: ModelId,
+    seed: u64,
+    lr: f64,
+    sweep: &SweepConfig,
+) -> anyhow::Result<TrainingConfig> {
+    let (_, mut t) = study.variant(id, seed);
+    let per_epoch = if args.quick {
+        QUICK_STEPS_PER_EPOCH
+    } else {
+        study.seqs.steps_per_epoch(t.batch_size)
+    };
+    let evals = study.cfg.dynamics.as_ref().map_or(4, |d| d.evals_per_epoch);
+    t.lr = lr;
+    t.steps = ((sweep.epochs * per_epoch as f64).round() as usize).max(t.warmup_steps + 1);
+    t.plateau = None;
+    t.snapshot_steps.clear();
+    t.eval_every = (per_epoch / evals).max(1).min(t.steps);
+    t.validate()
+        .map_err(|e| anyhow::anyhow!("[sweep] gives an invalid [training]: {e}"))?;
+    Ok(t)
+}
+
+fn sweep_run(
+    study: &Study,
+    args: &Args,
+    id: ModelId,
+    seed: u64,
+    lr: f64,
+    sweep: &SweepConfig,
+) -> anyhow::Result<SweepRow> {
+    let (model_cfg, _) = study.variant(id, seed);
+    let t = sweep_training(study, args, id, seed, lr, sweep)?;
+    let key = TransformerKey {
+        corpus: study.corpus_config(),
+        model: &model_cfg,
+        training: &t,
+        backend: study.kind.name(),
+    };
+    let run_dir: PathBuf = runs::run_dir(&study.out, &format!("sweep-{}", id.name()), seed, &key);
+    std::fs::create_dir_all(&run_dir)?;
+    runs::record_key(&run_dir, &key)?;
+    println!(
+        "sweep: {} seed {seed} lr {lr:e}, {} steps -> {}",
+        id.name(),
+        t.steps,
+        run_dir.display()
+    );
+    let started = std::time::Instant::now();
+    let outcome = training::train(
+        &model_cfg,
+        &t,
+        &study.seqs,
+        &study.device,
+        &run_dir,
+        &RunControl {
+            resume: true,
+            progress: true,
+            ..RunControl::default()
+        },
+    )?;
+    let dev = |curve: &[CurvePoint], last: bool| -> anyhow::Result<f64> {
+        let mut rows = curve.iter().filter(|p| p.split == "dev");
+        let p = if last { rows.last() } else { rows.next() };
+        p.map(|p| p.loss)
+            .ok_or_else(|| anyhow::anyhow!("{}: the run has no dev rows", run_dir.display()))
+    };
+    let dev_loss = dev(&outcome.curve, true)?;
+    let context_free = context_free_dev_loss(study, t.objective, &t);
+    let model = outcome.model.valid();
+    let counts = word_counts(study);
+    let (embedding_std, embedding_std_by_frequency) = embedding_scale(&model, &counts);
+    Ok(SweepRow {
+        model: id.name().into(),
+        seed,
+        lr,
+        epochs: sweep.epochs,
+        steps: t.steps,
+        warmup_steps: t.warmup_steps,
+        dev_loss,
+        dev_loss_first: dev(&outcome.curve, false)?,
+        context_free_dev_loss: context_free,
+        left_plateau: dev_loss < context_free,
+        embedding_std,
+        embedding_std_by_frequency,
+        backend: study.kind.name().into(),
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The dev loss of the best model that ignores context, on the dev batches a run scores.
+fn context_free_dev_loss(study: &Study, objective: Objective, t: &TrainingConfig) -> f64 {
+    let seqs = &study.seqs;
+    let model = seqs.context_free();
+    let n = t
+        .eval_batches
+        .unwrap_or_else(|| seqs.n_heldout_batches(t.batch_size));
+    let (mut loss, mut targets) = (0.0f64, 0usize);
+    for i in 0..transformer::recipe::dev_batches(n) {
+        let b = seqs.heldout_batch(objective, t.batch_size, i);
+        for &(pos, target) in &b.targets {
+            loss -= model.prob(objective, &b, pos, target).ln();
+            targets += 1;
+        }
+    }
+    loss / targets.max(1) as f64
+}
+
+/// Training-split counts of the word ids (`0..n_words`).
+fn word_counts(study: &Study) -> Vec<f64> {
+    let n = study.seqs.n_words as usize;
+    let mut counts = vec![0.0; n];
+    for &id in &study.seqs.train {
+        if (id as usize) < n {
+            counts[id as usize] += 1.0;
+        }
+    }
+    counts
+}
+
+/// The scale of a model's input embedding over the word rows: for each coordinate its
+/// standard deviation across words, then the root mean square over coordinates; plain, and
+/// with each word weighted by its count (the scale of the input the model reads, token by
+/// token). A table drawn from N(0, s²) has both near s.
+pub fn embedding_scale(model: &Transformer, counts: &[f64]) -> (f64, f64) {
+    let table = model.token_embedding.weight.val();
+    let [_, d] = table.dims();
+    let values: Vec<f32> = table.into_data().iter::<f32>().collect();
+    scale_of(&values, d, counts)
+}
+
+/// [`embedding_scale`] of a row-major table of `d` columns, over its first `counts.len()` rows.
+pub fn scale_of(values: &[f32], d: usize, counts: &[f64]) -> (f64, f64) {
+    let rows = counts.len();
+    let rms = |weights: &dyn Fn(usize) -> f64| -> f64 {
+        let total: f64 = (0..rows).map(weights).sum();
+        let mut sum = 0.0;
+        for j in 0..d {
+            let mean: f64 = (0..rows)
+                .map(|i| weights(i) * values[i * d + j] as f64)
+                .sum::<f64>()
+                / total;
+            let var: f64 = (0..rows)
+                .map(|i| weights(i) * (values[i * d + j] as f64 - mean).powi(2))
+                .sum::<f64>()
+                / total;
+            sum += var;
+        }
+        (sum / d as f64).sqrt()
+    };
+    (rms(&|_| 1.0), rms(&|i| counts[i]))
+}
+
+fn check_rows(
+    path: &Path,
+    rows: &[SweepRow],
+    sweep: &SweepConfig,
+    id: ModelId,
+    seed: u64,
+) -> anyhow::Result<()> {
+    let lrs: Vec<f64> = rows.iter().map(|r| r.lr).collect();
+    if lrs != sweep.lrs
+        || rows.iter().any(|r| {
+            r.model != id.name()
+                || r.seed != seed
+                || r.epochs != sweep.epochs
+                || !r.dev_loss.is_finite()
+        })
+    {
+        anyhow::bail!(
+            "{}: not this sweep's runs of {} seed {seed} (rates {lrs:?} against [sweep] lrs {:?}, epochs {}); move it away to sweep again",
+            path.display(),
+            id.name(),
+            sweep.lrs,
+            sweep.epochs
+        );
+    }
+    Ok(())
+}
+
+/// Once every (variant, seed) file is there: each variant's rate, written to `chosen.csv` and
+/// printed as a `[learning_rates]` table.
+fn choose_if_complete(dir: &Path, ids: &[ModelId], sweep: &SweepConfig) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    let mut missing = Vec::new();
+    for &id in ids {
+        for &seed in &sweep.seeds {
+            let path = dir.join(format!("{}-seed{seed}.csv", id.name()));
+            if !path.exists() {
+                missing.push(format!("{} seed {seed}", id.name()));
+                continue;
+            }
+            let r: Vec<SweepRow> = output::read_csv(&path)?;
+            check_rows(&path, &r, sweep, id, seed)?;
+            rows.extend(r);
+        }
+    }
+    if !missing.is_empty() {
+        println!(
+            "sweep: {} runs still to do ({}); nothing chosen yet",
+            missing.len(),
+            missing.join(", ")
+        );
+        return Ok(());
+    }
+    let chosen = choose(&rows, ids)?;
+    output::write_csv(&dir.join("chosen.csv"), &chosen)?;
+    println!(
+        "[learning_rates]   # chosen by --exp sweep ({})",
+        dir.join("chosen.csv").display()
+    );
+    for c in &chosen {
+        println!("\"{}\" = {:e}", c.model, c.lr);
+    }
+    Ok(())
+}
+
+/// Per variant, the rate with the lowest dev loss averaged over seeds (ties: the lower rate).
+pub fn choose(rows: &[SweepRow], ids: &[ModelId]) -> anyhow::Result<Vec<Chosen>> {
+    let mut out = Vec::new();
+    for &id in ids {
+        let mut by_lr: BTreeMap<u64, Vec<&SweepRow>> = BTreeMap::new();
+        for r in rows.iter().filter(|r| r.model == id.name()) {
+            by_lr.entry(r.lr.to_bits()).or_default().push(r);
+        }
+        let mut means: Vec<(f64, f64, &Vec<&SweepRow>)> = by_lr
+            .values()
+            .map(|rs| {
+                let m = rs.iter().map(|r| r.dev_loss).sum::<f64>() / rs.len() as f64;
+                (rs[0].lr, m, rs)
+            })
+            .collect();
+        means.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.total_cmp(&b.0)));
+        let Some(&(lr, mean, best)) = means.first() else {
+            anyhow::bail!("sweep: no runs of {}", id.name());
+        };
+        let (runner_up_lr, runner_up_mean_dev_loss) =
+            means.get(1).map_or((f64::NAN, f64::NAN), |r| (r.0, r.1));
+        let n = best.len() as f64;
+        out.push(Chosen {
+            model: id.name().into(),
+            lr,
+            mean_dev_loss: mean,
+            runner_up_lr,
+            runner_up_mean_dev_loss,
+            all_left_plateau: best.iter().all(|r| r.left_plateau),
+            seeds: best.len(),
+            embedding_std: best.iter().map(|r| r.embedding_std).sum::<f64>() / n,
+            embedding_std_by_frequency: best
+                .iter()
+                .map(|r| r.embedding_std_by_frequency)
+                .sum::<f64>()
+                / n,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(model: &str, seed: u64, lr: f64, dev: f64) -> SweepRow {
+        SweepRow {
+            model: model.into(),
+            seed,
+            lr,
+            epochs: 1.0,
+            steps: 10,
+            warmup_steps: 1,
+            dev_loss: dev,
+            dev_loss_first: dev + 1.0,
+            context_free_dev_loss: 6.0,
+            left_plateau: dev < 6.0,
+            embedding_std: lr * 10.0,
+            embedding_std_by_frequency: lr * 20.0,
+            backend: "flex".into(),
+            seconds: 1.0,
+        }
+    }
+
+    #[test]
+    fn the_rate_with_the_lowest_mean_dev_loss_over_seeds_is_chosen() {
+        let m = ModelId::Mlm.name();
+        // Seed 1 alone would choose 3e-3 (5.0 < 5.1); over both seeds 6e-3 wins
+        // (mean 5.15 against 5.25).
+        let rows = vec![
+            row(m, 1, 3e-3, 5.0),
+            row(m, 2, 3e-3, 5.5),
+            row(m, 1, 6e-3, 5.1),
+            row(m, 2, 6e-3, 5.2),
+            row(m, 1, 1e-2, 7.0),
+            row(m, 2, 1e-2, 5.0),
+        ];
+        let c = &choose(&rows, &[ModelId::Mlm]).unwrap()[0];
+        assert_eq!(c.lr, 6e-3);
+        assert!((c.mean_dev_loss - 5.15).abs() < 1e-12);
+        assert_eq!(c.runner_up_lr, 3e-3);
+        assert!((c.runner_up_mean_dev_loss - 5.25).abs() < 1e-12);
+        assert!(c.all_left_plateau);
+        assert!((c.embedding_std - 0.06).abs() < 1e-12);
+        // 1e-2 has mean 6.0 and one seed on the plateau (7.0 >= 6.0): had it won, it would say so.
+        let only = vec![row(m, 1, 1e-2, 7.0), row(m, 2, 1e-2, 5.0)];
+        assert!(!choose(&only, &[ModelId::Mlm]).unwrap()[0].all_left_plateau);
+        assert!(choose(&rows, &[ModelId::Cbow]).is_err());
+    }
+
+    #[test]
+    fn the_embedding_scale_is_each_coordinates_spread_plain_and_weighted() {
+        // Two coordinates over three words: column 0 is (1, -1, 0), column 1 is (2, 2, 2).
+        // Plain: var 2/3 and 0, RMS sqrt(1/3). Weighted by counts (1, 1, 2): mean 0, var
+        // (1 + 1) / 4 = 1/2 and 0, RMS 1/2.
+        let values = [1.0, 2.0, -1.0, 2.0, 0.0, 2.0, 9.0, 9.0];
+        let (plain, weighted) = scale_of(&values, 2, &[1.0, 1.0, 2.0]);
+        assert!((plain - (1.0f64 / 3.0).sqrt()).abs() < 1e-12, "{plain}");
+        assert!((weighted - 0.5).abs() < 1e-12, "{weighted}");
+    }
+}
