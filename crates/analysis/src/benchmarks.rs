@@ -87,8 +87,8 @@ const NULL_DRAWS: usize = 500;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Score {
     pub benchmark: String,
-    /// `3CosAdd`, `3CosMul`, `3CosAdd_chance`, `spearman`, `pearson`, `spearman_null_lo`,
-    /// `spearman_null_hi`.
+    /// `3CosAdd`, `3CosMul`, `only-b`, `ignore-a` (Linzen's baselines), `3CosAdd_chance`,
+    /// `spearman`, `pearson`, `spearman_null_lo`, `spearman_null_hi`.
     pub metric: String,
     pub value: f64,
     /// Questions answered or pairs used.
@@ -97,8 +97,9 @@ pub struct Score {
     pub oov: usize,
 }
 
-/// Every item's outcome on one benchmark: 3CosAdd right or wrong per analogy question
-/// (`kind` "3CosAdd"), the cosine per similarity pair ("cosine").
+/// Every item's outcome on one benchmark: right or wrong per analogy question under 3CosAdd
+/// and Linzen's baselines (`kind` "3CosAdd", "only-b", "ignore-a"), the cosine per similarity
+/// pair ("cosine").
 pub struct ItemOutcomes {
     pub benchmark: String,
     pub kind: &'static str,
@@ -121,12 +122,21 @@ pub fn evaluate(
         oov,
     };
     for set in &benchmarks.analogy {
-        for method in [AnalogyMethod::CosAdd, AnalogyMethod::CosMul] {
+        // Linzen's (2016) baselines beside the two offset methods, on the same questions and
+        // candidate rows: the nearest neighbour of b alone, and of b + c. An analogy score is
+        // read against them: what they get right is neighbourhood, not an offset.
+        let methods = [
+            AnalogyMethod::CosAdd,
+            AnalogyMethod::CosMul,
+            AnalogyMethod::OnlyB,
+            AnalogyMethod::IgnoreA,
+        ];
+        for method in methods {
             let r = set.evaluate(vectors, method, cfg.restrict_vocab, cfg.case_insensitive);
-            if method == AnalogyMethod::CosAdd {
+            if method != AnalogyMethod::CosMul {
                 items.push(ItemOutcomes {
                     benchmark: set.name.clone(),
-                    kind: "3CosAdd",
+                    kind: method.name(),
                     values: Values::Outcomes(r.outcomes.clone()),
                 });
             }
@@ -197,4 +207,77 @@ pub fn evaluate(
         });
     }
     (rows, items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The planted table of `analogy::tests::linzen_baselines_answer_by_neighbourhood` (unit
+    /// vectors at a 0, b 10, c 90, d 100, e 17, f 60 degrees): for `a b c ?`, 3CosAdd answers d,
+    /// only-b e and ignore-a f, so each method gets exactly its own question right.
+    #[test]
+    fn every_table_is_scored_beside_linzens_baselines_with_their_outcomes() {
+        let angles = [
+            ("a", 0.0f32),
+            ("b", 10.0),
+            ("c", 90.0),
+            ("d", 100.0),
+            ("e", 17.0),
+            ("f", 60.0),
+        ];
+        let words = angles.iter().map(|(w, _)| w.to_string()).collect();
+        let data = angles
+            .iter()
+            .flat_map(|(_, a)| [a.to_radians().cos(), a.to_radians().sin()])
+            .collect();
+        let v = WordVectors::new(words, 2, data);
+        let set = AnalogySet::parse(
+            ": s\na b c d\na b c e\na b c f\na b c g\n",
+            Path::new("q"),
+            "q".into(),
+        )
+        .unwrap();
+        let b = Benchmarks {
+            analogy: vec![set],
+            similarity: vec![],
+        };
+        let cfg = EvalConfig {
+            restrict_vocab: 6,
+            case_insensitive: true,
+        };
+        let (rows, items) = evaluate(&v, &b, &cfg);
+        let total = |metric: &str| {
+            rows.iter()
+                .find(|r| r.benchmark == "q:total" && r.metric == metric)
+                .map(|r| (r.value, r.n, r.oov))
+        };
+        // Three questions answered (g is out of vocabulary), one right under each method.
+        for m in ["3CosAdd", "only-b", "ignore-a"] {
+            assert_eq!(total(m), Some((1.0 / 3.0, 3, 1)), "{m}");
+        }
+        let outcomes = |kind: &str| {
+            items
+                .iter()
+                .find(|i| i.kind == kind)
+                .map(|i| match &i.values {
+                    Values::Outcomes(o) => o.clone(),
+                    Values::Cosines(_) => panic!("analogy outcomes"),
+                })
+                .unwrap()
+        };
+        assert_eq!(
+            outcomes("3CosAdd"),
+            [Some(true), Some(false), Some(false), None]
+        );
+        assert_eq!(
+            outcomes("only-b"),
+            [Some(false), Some(true), Some(false), None]
+        );
+        assert_eq!(
+            outcomes("ignore-a"),
+            [Some(false), Some(false), Some(true), None]
+        );
+        assert!(items.iter().all(|i| i.kind != "3CosMul"));
+    }
 }

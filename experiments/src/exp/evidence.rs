@@ -32,7 +32,9 @@ pub fn load(out: &Path, benchmarks: &Benchmarks) -> anyhow::Result<Evidence> {
         // longer the ones the outcomes are of, and neither they nor their word pairs apply.
         for r in &read {
             let set = benchmarks.analogy.iter().find(|s| s.name == r.benchmark);
-            if let (Some(set), "3CosAdd") = (set, r.kind.as_str()) {
+            if let (Some(set), "3CosAdd" | BASELINE_ONLY_B | BASELINE_IGNORE_A) =
+                (set, r.kind.as_str())
+            {
                 let n = set
                     .sections
                     .iter()
@@ -55,6 +57,18 @@ pub fn load(out: &Path, benchmarks: &Benchmarks) -> anyhow::Result<Evidence> {
     Ok(from_rows(rows, benchmarks))
 }
 
+/// The item kinds of Linzen's (2016) analogy baselines.
+pub const BASELINE_ONLY_B: &str = "only-b";
+pub const BASELINE_IGNORE_A: &str = "ignore-a";
+
+/// The representation under which a table's outcomes under a Linzen baseline are kept in the
+/// evidence: a representation of its own (`embedding` -> `embedding/only-b`), so that an
+/// analogy score minus its baseline is a paired difference between two representations on the
+/// same questions, with the same intervals as any other.
+pub fn baseline_rep(representation: &str, kind: &str) -> String {
+    format!("{representation}/{kind}")
+}
+
 /// The outcomes of items files' rows, beside what `benchmarks` say about their items.
 pub fn from_rows(rows: Vec<ItemRow>, benchmarks: &Benchmarks) -> Evidence {
     let mut evidence = Evidence::new(&benchmarks.analogy, &benchmarks.similarity);
@@ -66,7 +80,12 @@ pub fn from_rows(rows: Vec<ItemRow>, benchmarks: &Benchmarks) -> Evidence {
         };
         // `read_items` has checked every value already.
         let Ok(values) = values else { continue };
-        let rep = Rep::new(&r.model, &r.representation, r.layer);
+        let rep = match r.kind.as_str() {
+            BASELINE_ONLY_B | BASELINE_IGNORE_A => {
+                Rep::new(&r.model, &baseline_rep(&r.representation, &r.kind), r.layer)
+            }
+            _ => Rep::new(&r.model, &r.representation, r.layer),
+        };
         evidence.insert(rep, &r.benchmark, r.seed.unwrap_or(0), values);
     }
     evidence
@@ -153,6 +172,36 @@ mod tests {
             .filter(|&i| half_of("A", i) == half_of("B", i))
             .count();
         assert!((400..600).contains(&same), "{same}");
+    }
+
+    #[test]
+    fn a_linzen_baseline_is_read_as_a_representation_of_its_own_paired_with_its_table() {
+        // 200 questions: 3CosAdd right on the first 120, only-b right on the first 100 (a
+        // subset), so 3CosAdd - only-b is 0.1 on every seed, and the baseline does not replace
+        // the table's own outcomes.
+        let add: Vec<Option<bool>> = (0..200).map(|i| Some(i < 120)).collect();
+        let only_b: Vec<Option<bool>> = (0..200).map(|i| Some(i < 100)).collect();
+        let mut rows = Vec::new();
+        for s in 1..=3 {
+            rows.push(row("m", None, "q", "3CosAdd", s, encode_outcomes(&add)));
+            rows.push(row(
+                "m",
+                None,
+                "q",
+                BASELINE_ONLY_B,
+                s,
+                encode_outcomes(&only_b),
+            ));
+        }
+        let ev = from_rows(rows, &benchmarks(&[1.0, 2.0, 3.0]));
+        let table = Rep::new("m", "static", None);
+        let baseline = Rep::new("m", &baseline_rep("static", BASELINE_ONLY_B), None);
+        assert_eq!(baseline_rep("static", BASELINE_ONLY_B), "static/only-b");
+        let d = ev.difference(&table, &baseline, "q", Half::All).unwrap();
+        assert!((d.a.interval.estimate - 0.6).abs() < 1e-12);
+        assert!((d.b.interval.estimate - 0.5).abs() < 1e-12);
+        assert!((d.diff.estimate - 0.1).abs() < 1e-12, "{:?}", d.diff);
+        assert!(d.diff.lo > 0.0 && d.diff.hi < 0.2, "{:?}", d.diff);
     }
 
     #[test]

@@ -427,9 +427,10 @@ impl View<'_> {
     fn analogy(&self) -> anyhow::Result<()> {
         // The headline on the terminal: total accuracy per representation, seed means.
         println!(
-            "{:<44} {:>8} {:>8}  (Google analogies, all sections; seed means; best layers by \
-             seed mean on all questions, REPORT.md chooses them on a dev half)",
-            "representation", "3CosAdd", "3CosMul"
+            "{:<44} {:>8} {:>8} {:>8} {:>8}  (Google analogies, all sections; seed means; best \
+             layers by seed mean on all questions, REPORT.md chooses them on a dev half; only-b \
+             and ignore-a: Linzen's baselines, '-' where not measured)",
+            "representation", "3CosAdd", "3CosMul", "only-b", "ignore-a"
         );
         for (m, r, l) in self.side_by_side(ANALOGY, "3CosAdd") {
             let get = |metric: &str| {
@@ -438,10 +439,12 @@ impl View<'_> {
                     .map_or("-".to_string(), |s| format!("{:.4}", s.mean))
             };
             println!(
-                "{:<44} {:>8} {:>8}",
+                "{:<44} {:>8} {:>8} {:>8} {:>8}",
                 Self::rep_label(&m, &r, l),
                 get("3CosAdd"),
-                get("3CosMul")
+                get("3CosMul"),
+                get("only-b"),
+                get("ignore-a")
             );
         }
         for metric in ["3CosAdd", "3CosMul"] {
