@@ -59,7 +59,9 @@ use crate::runs::{self, TransformerKey};
 /// contextuality nulls, collocation pairs without split words and with matched controls;
 /// 3 = per-item outcomes beside the rows (`items-<h>.csv.gz`), chance rows (`3CosAdd_chance`,
 /// `spearman_null_lo`/`_hi`) and the CKA of projected activations (`attention-activations`);
-/// 4 = Linzen's analogy baselines (`only-b`, `ignore-a` rows and outcomes). Version 4 is taken
+/// 4 = Linzen's analogy baselines (`only-b`, `ignore-a` rows and outcomes), the trained E
+/// through the initial heads (`cka_with_embedding_initial_head`), contextuality read after the
+/// final LayerNorm too (benchmark `contextuality-norm`). Version 4 is taken
 /// by configs with a dev split (the ten-seed round, `ten-seeds.toml`) alone: the committed
 /// three-seed study, measured at 3, stays readable until that round replaces it.
 const SCORES_VERSION: u32 = 4;
@@ -562,20 +564,29 @@ impl Study {
     /// query, key and value projection (`E W^h`, representation `embedding-q` / `-k` / `-v`,
     /// benchmark columns as for any table, `layer` 1, one row set per head), scored like any
     /// table, and how close its geometry stays to E's: linear CKA over the words (the most
-    /// frequent [`CKA_WORDS`]) beside its row-permutation null. `e` is the model's embedding
-    /// table over the evaluation words.
+    /// frequent [`CKA_WORDS`]) beside its row-permutation null, and beside the same E seen
+    /// through the same seed's initial head (`initial`: a random projection of the same shape,
+    /// drawn as the head was): how much of CKA(E W^h, E) any projection of that shape keeps.
+    /// `e` is the model's embedding table over the evaluation words.
     fn score_projected_embeddings(
         &self,
         model: &Transformer,
+        initial: &Transformer,
         e: &WordVectors,
         id: ModelId,
         seed: u64,
     ) -> Vec<TidyRow> {
         let d = e.dim();
         let layer = &qkv_per_layer(model)[0];
+        let at_init = &qkv_per_layer(initial)[0];
         let n_cka = e.len().min(CKA_WORDS);
         let mut rows = Vec::new();
-        for (name, w) in [("q", &layer.q), ("k", &layer.k), ("v", &layer.v)] {
+        let heads = [
+            ("q", &layer.q, &at_init.q),
+            ("k", &layer.k, &at_init.k),
+            ("v", &layer.v, &at_init.v),
+        ];
+        for (name, w, w0) in heads {
             for h in 0..layer.n_heads {
                 let projected = project_rows(e.data(), d, w, layer.d_out, h, layer.d_k);
                 let table = WordVectors::new(e.words().to_vec(), layer.d_k, projected);
@@ -589,12 +600,15 @@ impl Study {
                 let (x, y) = (&e.data()[..n_cka * d], &table.data()[..n_cka * layer.d_k]);
                 let cka = linear_cka_wide(x, d, y, layer.d_k, n_cka);
                 let null = linear_cka_wide_null(x, d, y, layer.d_k, n_cka, 10, seed);
+                let random = project_rows(&e.data()[..n_cka * d], d, w0, layer.d_out, h, layer.d_k);
+                let through_initial = linear_cka_wide(x, d, &random, layer.d_k, n_cka);
                 rows.extend(template.measures(
                     "geometry",
                     n_cka,
                     &[
                         ("cka_with_embedding", cka),
                         ("cka_with_embedding_null", null),
+                        ("cka_with_embedding_initial_head", through_initial),
                     ],
                 ));
             }
@@ -944,39 +958,27 @@ impl Study {
         let track: Vec<u32> = (0..top)
             .step_by((top as usize / c.words.max(1)).max(1))
             .collect();
-        let ctx = contextuality(
-            model,
-            &self.seqs.train,
-            self.seqs.seq_len,
-            c.sequences.min(self.seqs.n_train()),
-            self.corpus.vocab.len() as u32,
-            &track,
-            c.per_word,
-            c.pairs,
-            seed,
-            readout,
-            &self.device,
-        );
-        for layer in &ctx {
-            rows.extend(t("contextual", Some(layer.layer)).measures(
-                "contextuality",
-                layer.words,
-                &[
-                    ("self_similarity", layer.self_similarity),
-                    ("intra_sentence", layer.intra_sentence),
-                    ("intra_sentence_null", layer.intra_sentence_null),
-                    // intra - null; not "intra_sentence_adjusted", which in rows before scores
-                    // version 2 meant intra - anisotropy.
-                    ("intra_sentence_excess", layer.intra_sentence_excess),
-                    ("anisotropy", layer.anisotropy),
-                    // Centred PCA over words with 5+ contexts; version-1 rows named
-                    // "max_explainable_variance" were uncentred over words with 2+.
-                    ("mev_centred", layer.max_explainable_variance),
-                    ("mev_centred_null", layer.max_explainable_variance_null),
-                    ("mev_centred_excess", layer.max_explainable_variance_excess),
-                    ("self_similarity_adjusted", layer.self_similarity_adjusted),
-                ],
-            ));
+        // Both readouts: the raw residual stream, and each layer through the final LayerNorm
+        // (how Ethayarajh read GPT-2's top layer, and what the LM head sees at the last).
+        let norm = Readout {
+            final_norm: true,
+            ..readout
+        };
+        for (benchmark, readout) in [("contextuality", readout), ("contextuality-norm", norm)] {
+            let ctx = contextuality(
+                model,
+                &self.seqs.train,
+                self.seqs.seq_len,
+                c.sequences.min(self.seqs.n_train()),
+                self.corpus.vocab.len() as u32,
+                &track,
+                c.per_word,
+                c.pairs,
+                seed,
+                readout,
+                &self.device,
+            );
+            rows.extend(contextuality_rows(&ctx, benchmark, &t));
         }
 
         // W_Q/W_K/W_V geometry, trained and at initialisation (same seed, same draw).
@@ -1042,7 +1044,7 @@ impl Study {
         }
 
         if what.projected {
-            rows.extend(self.score_projected_embeddings(model, &embedding, id, seed));
+            rows.extend(self.score_projected_embeddings(model, &initial, &embedding, id, seed));
         }
         rows.extend(t("training", None).measures(
             "training",
@@ -1054,6 +1056,37 @@ impl Study {
         ));
         (rows, items)
     }
+}
+
+/// A model's contextuality per layer as tidy rows of `benchmark`.
+fn contextuality_rows(
+    ctx: &[analysis::geometry::LayerContextuality],
+    benchmark: &str,
+    t: &dyn Fn(&str, Option<usize>) -> TidyRow,
+) -> Vec<TidyRow> {
+    let mut rows = Vec::new();
+    for layer in ctx {
+        rows.extend(t("contextual", Some(layer.layer)).measures(
+            benchmark,
+            layer.words,
+            &[
+                ("self_similarity", layer.self_similarity),
+                ("intra_sentence", layer.intra_sentence),
+                ("intra_sentence_null", layer.intra_sentence_null),
+                // intra - null; not "intra_sentence_adjusted", which in rows before scores
+                // version 2 meant intra - anisotropy.
+                ("intra_sentence_excess", layer.intra_sentence_excess),
+                ("anisotropy", layer.anisotropy),
+                // Centred PCA over words with 5+ contexts; version-1 rows named
+                // "max_explainable_variance" were uncentred over words with 2+.
+                ("mev_centred", layer.max_explainable_variance),
+                ("mev_centred_null", layer.max_explainable_variance_null),
+                ("mev_centred_excess", layer.max_explainable_variance_excess),
+                ("self_similarity_adjusted", layer.self_similarity_adjusted),
+            ],
+        ));
+    }
+    rows
 }
 
 /// Which of a transformer's measurements [`Study::measure_transformer`] takes. The rest
