@@ -655,7 +655,9 @@ pub fn first_component_share(rows: &[&[f32]]) -> f64 {
 /// for self-similarity (the paper's adjustment), and for intra-sentence similarity and MEV an
 /// empirical null, the same statistic on bags of random tokens of the same sizes. Word-level
 /// statistics use words with at least [`MIN_CONTEXTS`] occurrences. Ids at or above `n_words`
-/// (special tokens) are left out. `readout` says how the layers are read (causal for a CLM).
+/// (special tokens) are left out. `readout` says how the layers are read (causal for a CLM);
+/// `pad`, when given, is the id that pads shorter sequences (sentences): no position attends to
+/// it.
 #[allow(clippy::too_many_arguments)]
 pub fn contextuality(
     model: &Transformer,
@@ -668,6 +670,7 @@ pub fn contextuality(
     pairs: usize,
     seed: u64,
     readout: crate::representations::Readout,
+    pad: Option<u32>,
     device: &burn::tensor::Device,
 ) -> Vec<LayerContextuality> {
     let n_layers = model.blocks.len() + 1;
@@ -702,11 +705,12 @@ pub fn contextuality(
     for start in (0..n_seq).step_by(batch) {
         let end = (start + batch).min(n_seq);
         let b = end - start;
-        let hidden = crate::representations::hidden_states(
+        let hidden = crate::representations::hidden_states_padded(
             model,
             &sequences[start * seq_len..end * seq_len],
             seq_len,
             readout,
+            pad,
             device,
         );
         for s in 0..b {

@@ -77,18 +77,37 @@ pub fn hidden_states(
     readout: Readout,
     device: &Device,
 ) -> Vec<Vec<f32>> {
+    hidden_states_padded(model, ids, seq_len, readout, None, device)
+}
+
+/// [`hidden_states`] of sequences padded with `pad` (sentences of different lengths in one
+/// batch): no position attends to a padding position, as the model's own padding mask has it.
+pub fn hidden_states_padded(
+    model: &Transformer,
+    ids: &[u32],
+    seq_len: usize,
+    readout: Readout,
+    pad: Option<u32>,
+    device: &Device,
+) -> Vec<Vec<f32>> {
     let ids: Vec<i64> = ids.iter().map(|&x| x as i64).collect();
     let b = ids.len() / seq_len;
     let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, seq_len]), device);
-    layers(model, tokens, readout)
+    let mask = pad.map(|p| tokens.clone().equal_elem(p as i64));
+    layers(model, tokens, mask, readout)
         .into_iter()
         .map(|h| h.into_data().try_into_vec::<f32>().expect("f32"))
         .collect()
 }
 
 /// The model's hidden states under `readout`, as tensors.
-fn layers(model: &Transformer, tokens: Tensor<2, Int>, readout: Readout) -> Vec<Tensor<3>> {
-    let hidden = model.forward(tokens, None, readout.causal).hidden;
+fn layers(
+    model: &Transformer,
+    tokens: Tensor<2, Int>,
+    pad: Option<Tensor<2, burn::tensor::Bool>>,
+    readout: Readout,
+) -> Vec<Tensor<3>> {
+    let hidden = model.forward(tokens, pad, readout.causal).hidden;
     if readout.final_norm {
         hidden
             .into_iter()
@@ -133,7 +152,7 @@ pub fn decontextualized(
             .collect();
         let b = end - start;
         let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, 3]), device);
-        for (l, h) in layers(model, tokens, readout).into_iter().enumerate() {
+        for (l, h) in layers(model, tokens, None, readout).into_iter().enumerate() {
             let word_position = h.slice([0..b, 1..2, 0..d]).reshape([b, d]);
             data[l].extend(to_vec(word_position));
         }

@@ -201,6 +201,7 @@ fn a_word_in_identical_contexts_has_self_similarity_one() {
         100,
         1,
         Readout::default(),
+        None,
         &Device::flex(),
     );
     assert_eq!(rows.len(), 3);
@@ -506,6 +507,7 @@ fn an_untrained_models_intra_sentence_similarity_sits_at_its_null() {
         20_000,
         4,
         Readout::default(),
+        None,
         &Device::flex(),
     );
     for r in &rows {
@@ -527,4 +529,46 @@ fn an_untrained_models_intra_sentence_similarity_sits_at_its_null() {
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[test]
+fn a_padded_sentence_reads_as_the_same_sentence_alone() {
+    let _serial = serial();
+    use analysis::representations::{hidden_states, hidden_states_padded};
+    let c = corpus();
+    let m = model(c.vocab.len_with_specials(), QkvTying::Untied);
+    let sp = c.vocab.specials();
+    let alone = [sp.cls, 0, 1, 2, sp.sep];
+    let padded = [sp.cls, 0, 1, 2, sp.sep, sp.pad, sp.pad, sp.pad];
+    let device = Device::flex();
+    for readout in [
+        Readout::default(),
+        Readout {
+            causal: false,
+            final_norm: true,
+        },
+    ] {
+        let a = hidden_states(&m, &alone, 5, readout, &device);
+        let p = hidden_states_padded(&m, &padded, 8, readout, Some(sp.pad), &device);
+        let unmasked = hidden_states(&m, &padded, 8, readout, &device);
+        let d = a[0].len() / 5;
+        for (l, ((a, p), u)) in a.iter().zip(&p).zip(&unmasked).enumerate() {
+            let gap = a
+                .iter()
+                .zip(&p[..5 * d])
+                .map(|(x, y)| (x - y).abs())
+                .fold(0f32, f32::max);
+            assert!(gap < 1e-5, "layer {l}: {gap}");
+            // Attending to the padding would change every layer after the embedding.
+            let moved = a
+                .iter()
+                .zip(&u[..5 * d])
+                .map(|(x, y)| (x - y).abs())
+                .fold(0f32, f32::max);
+            assert!(
+                l == 0 || moved > 1e-4,
+                "layer {l}: the padding mask changed nothing ({moved})"
+            );
+        }
+    }
 }

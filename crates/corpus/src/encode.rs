@@ -248,6 +248,60 @@ impl Corpus {
         Encoded { ids, bounds, unk }
     }
 
+    /// The sentences of another text as this corpus's vocabulary ids (`[UNK]` for a word it
+    /// lacks), for measures that need sentences (contextuality on WikiText-2): each line of
+    /// `preset` (a WikiText paragraph) cut after every sentence-final token (`.`, `?`, `!`
+    /// standing alone, as WikiText tokenises them), lower-cased when `lowercase`, each token
+    /// trimmed of punctuation at its ends ([`trim_punctuation`]) and dropped when nothing is
+    /// left when `drop_punctuation`, the preset's unknown marker kept as `[UNK]`. Sentences of
+    /// fewer than `min_words` tokens are left out, longer ones than `max_words` cut to it.
+    pub fn encode_sentences(
+        &self,
+        text: &str,
+        preset: Preset,
+        lowercase: bool,
+        drop_punctuation: bool,
+        min_words: usize,
+        max_words: usize,
+    ) -> Vec<Vec<u32>> {
+        let lowered;
+        let text = if lowercase {
+            lowered = text.to_lowercase();
+            &lowered
+        } else {
+            text
+        };
+        let normalised = preset.normalise(text);
+        let unk = self.vocab.specials().unk;
+        let marker = preset.unknown_marker();
+        let mut out = Vec::new();
+        for line in tokenize::sentences(preset, &normalised) {
+            let mut current: Vec<u32> = Vec::new();
+            let mut close = |current: &mut Vec<u32>| {
+                let s = std::mem::take(current);
+                if s.len() >= min_words.max(1) {
+                    out.push(s.into_iter().take(max_words).collect());
+                }
+            };
+            for token in line {
+                let end = matches!(token, "." | "?" | "!");
+                let word = if drop_punctuation && Some(token) != marker {
+                    trim_punctuation(token)
+                } else {
+                    token
+                };
+                if !word.is_empty() {
+                    current.push(self.vocab.id(word).unwrap_or(unk));
+                }
+                if end {
+                    close(&mut current);
+                }
+            }
+            close(&mut current);
+        }
+        out
+    }
+
     pub fn stats(&self) -> CorpusStats {
         let tokens = self.encoded.n_tokens() as u64;
         let covered = self.vocab.total_count();
@@ -459,5 +513,45 @@ mod tests {
         let unk = c.vocab.specials().unk;
         assert_eq!(e.ids, vec![1, unk, 0]);
         assert_eq!(e.bounds, vec![0, 2, 3]);
+    }
+
+    #[test]
+    fn sentences_of_another_text_are_cut_at_their_final_tokens_and_encoded_with_this_vocabulary() {
+        let corpus = Corpus::from_text(
+            "the cat sat the cat ran the dog sat the dog ran the end the end the end",
+            Path::new("mem"),
+            &cfg(Preset::Text8, 2, 100),
+        )
+        .unwrap();
+        let id = |w: &str| corpus.vocab.id(w).unwrap();
+        let unk = corpus.vocab.specials().unk;
+        let text = " = Title = \n The Cat sat , and ran . The dog ? <unk> sat \n A cat .\n";
+        let s = corpus.encode_sentences(text, Preset::Wikitext, true, true, 2, 3);
+        // "the cat sat and ran ." (and unknown): cut to 3; "the dog ?": 2 words; "<unk> sat"
+        // (the line's end closes it); "a cat ." has 2 words.
+        assert_eq!(
+            s,
+            vec![
+                vec![id("the"), id("cat"), id("sat")],
+                vec![id("the"), id("dog")],
+                vec![unk, id("sat")],
+                vec![unk, id("cat")],
+            ]
+        );
+        // Sentences shorter than min_words are left out; without dropping punctuation a comma
+        // is a token (unknown here).
+        let long = corpus.encode_sentences(text, Preset::Wikitext, true, false, 5, 10);
+        assert_eq!(
+            long,
+            vec![vec![
+                id("the"),
+                id("cat"),
+                id("sat"),
+                unk,
+                unk,
+                id("ran"),
+                unk
+            ]]
+        );
     }
 }

@@ -1044,6 +1044,10 @@ fn contextuality_section(w: &mut String, src: &Sources) {
                     "contextuality-norm",
                     "each layer through the final LayerNorm",
                 ),
+                (
+                    "contextuality-sentences",
+                    "the raw residual stream on WikiText-2's sentences (each padded; no position attends to the padding)",
+                ),
             ];
             for (bench, readout) in readouts {
                 let layers: Vec<usize> = t

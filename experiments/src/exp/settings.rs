@@ -46,6 +46,32 @@ pub struct ContextualityConfig {
     pub per_word: usize,
     /// Random token pairs for anisotropy.
     pub pairs: usize,
+    /// Also measure every layer's contextuality on real sentences ([`Sentences`]): the
+    /// training windows of a corpus without punctuation (text8) are not sentences. Left out
+    /// of the settings' hash when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sentences: Option<Sentences>,
+}
+
+/// A file of sentences in WikiText's tokenised form (`data/corpora/wikitext-2-valid.txt.gz`),
+/// cut into sentences at their final tokens and encoded with the study's vocabulary
+/// ([`corpus::Corpus::encode_sentences`]); the first `ContextualityConfig::sequences` of them
+/// with at least 3 words, each `[CLS] words [SEP]` padded to the training's sequence length.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sentences {
+    pub path: PathBuf,
+    /// Lower-case the text first (text8's vocabulary is lower-case).
+    #[serde(default = "yes")]
+    pub lowercase: bool,
+    /// Trim punctuation at token ends and drop tokens of punctuation alone (a vocabulary
+    /// without punctuation would read them as `[UNK]`).
+    #[serde(default = "yes")]
+    pub drop_punctuation: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for ContextualityConfig {
@@ -56,6 +82,7 @@ impl Default for ContextualityConfig {
             top: 5_000,
             per_word: 20,
             pairs: 500_000,
+            sentences: None,
         }
     }
 }
@@ -275,6 +302,7 @@ impl Config {
             top: 1_000,
             per_word: 5,
             pairs: 5_000,
+            sentences: self.contextuality.sentences.clone(),
         };
         self.collocation.min_count = 5;
         self.collocation.pairs = 200;
@@ -599,19 +627,22 @@ mod recipe_tests {
         };
         bad(
             &|c| {
-                drop(
-                    c.learning_rates
-                        .insert("transformer-untrained".into(), 1e-3),
-                )
+                let _ = c
+                    .learning_rates
+                    .insert("transformer-untrained".into(), 1e-3);
             },
             "[learning_rates] \"transformer-untrained\"",
         );
         bad(
-            &|c| drop(c.learning_rates.insert("word2vec-sgns".into(), 1e-3)),
+            &|c| {
+                let _ = c.learning_rates.insert("word2vec-sgns".into(), 1e-3);
+            },
             "not a trained transformer",
         );
         bad(
-            &|c| drop(c.learning_rates.insert("transformer-mlm".into(), f64::NAN)),
+            &|c| {
+                let _ = c.learning_rates.insert("transformer-mlm".into(), f64::NAN);
+            },
             "finite number > 0",
         );
         bad(&|c| c.sweep.lrs.clear(), "[sweep] lrs");

@@ -96,6 +96,9 @@ pub struct Study {
     /// The held-out loss of the best context-free model, masked LM then causal LM, on the
     /// held-out targets the models are scored on ([`Sequences::context_free_heldout_loss`]).
     context_free: [f64; 2],
+    /// `[contextuality] sentences`, encoded: `[CLS] words [SEP]` padded to the sequence
+    /// length, row-major ([`Study::sentence_sequences`]).
+    sentences: Option<Vec<u32>>,
 }
 
 impl Study {
@@ -146,7 +149,17 @@ impl Study {
             "held-out loss of the best context-free model (the chance level of the held-out loss): masked LM {:.3}, causal LM {:.3} nats",
             context_free[0], context_free[1]
         );
+        let sentences = match &cfg.contextuality.sentences {
+            Some(s) => Some(sentence_sequences(
+                &corpus,
+                s,
+                cfg.training.seq_len,
+                cfg.contextuality.sequences,
+            )?),
+            None => None,
+        };
         Ok(Study {
+            sentences,
             context_free,
             benchmarks: super::eval::benchmarks(&args.similarity)?,
             cfg,
@@ -976,9 +989,30 @@ impl Study {
                 c.pairs,
                 seed,
                 readout,
+                None,
                 &self.device,
             );
             rows.extend(contextuality_rows(&ctx, benchmark, &t));
+        }
+        // Real sentences (WikiText-2's, say), padded, the raw readout: what Ethayarajh measured
+        // on sentences, which the training windows of an unpunctuated corpus are not.
+        if let Some(seqs) = &self.sentences {
+            let len = self.seqs.seq_len;
+            let ctx = contextuality(
+                model,
+                seqs,
+                len,
+                seqs.len() / len,
+                self.corpus.vocab.len() as u32,
+                &track,
+                c.per_word,
+                c.pairs,
+                seed,
+                readout,
+                Some(self.corpus.vocab.specials().pad),
+                &self.device,
+            );
+            rows.extend(contextuality_rows(&ctx, "contextuality-sentences", &t));
         }
 
         // W_Q/W_K/W_V geometry, trained and at initialisation (same seed, same draw).
@@ -1056,6 +1090,43 @@ impl Study {
         ));
         (rows, items)
     }
+}
+
+/// `[contextuality] sentences` as sequences the models read: the first `max` sentences of at
+/// least 3 words, each `[CLS] words [SEP]` (words cut to `seq_len - 2`) padded with `[PAD]` to
+/// `seq_len`, row-major. An error names the file.
+pub fn sentence_sequences(
+    corpus: &Corpus,
+    s: &super::settings::Sentences,
+    seq_len: usize,
+    max: usize,
+) -> anyhow::Result<Vec<u32>> {
+    let path = crate::paths::resolve(&s.path);
+    let text = corpus::read::read_text(&path)
+        .with_context(|| format!("[contextuality] sentences: {}", path.display()))?;
+    let sentences = corpus.encode_sentences(
+        &text,
+        corpus::Preset::Wikitext,
+        s.lowercase,
+        s.drop_punctuation,
+        3,
+        seq_len.saturating_sub(2),
+    );
+    if sentences.is_empty() {
+        anyhow::bail!(
+            "[contextuality] sentences: {} holds no sentence of 3 words or more",
+            path.display()
+        );
+    }
+    let sp = corpus.vocab.specials();
+    let mut out = Vec::new();
+    for words in sentences.iter().take(max) {
+        out.push(sp.cls);
+        out.extend_from_slice(words);
+        out.push(sp.sep);
+        out.resize(out.len().next_multiple_of(seq_len), sp.pad);
+    }
+    Ok(out)
 }
 
 /// A model's contextuality per layer as tidy rows of `benchmark`.
@@ -1399,6 +1470,54 @@ impl Study {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sentences_are_padded_rows_of_the_studys_vocabulary_and_a_bad_file_is_named() {
+        let cfg = CorpusConfig {
+            min_count: 1,
+            ..CorpusConfig::default()
+        };
+        let corpus =
+            Corpus::from_text("the cat sat on the mat", std::path::Path::new("mem"), &cfg).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("w.txt");
+        std::fs::write(
+            &file,
+            " = Head = \n The cat sat . On the mat , the cat sat on the mat .\n Cat .\n",
+        )
+        .unwrap();
+        let s = super::super::settings::Sentences {
+            path: file.clone(),
+            lowercase: true,
+            drop_punctuation: true,
+        };
+        let rows = sentence_sequences(&corpus, &s, 6, 10).unwrap();
+        let sp = corpus.vocab.specials();
+        let id = |w: &str| corpus.vocab.id(w).unwrap();
+        // "the cat sat" padded; "on the mat the cat sat on the mat" cut to 4 words; "cat" is
+        // too short.
+        assert_eq!(
+            rows,
+            [
+                vec![sp.cls, id("the"), id("cat"), id("sat"), sp.sep, sp.pad],
+                vec![sp.cls, id("on"), id("the"), id("mat"), id("the"), sp.sep],
+            ]
+            .concat()
+        );
+        assert_eq!(sentence_sequences(&corpus, &s, 6, 1).unwrap().len(), 6);
+        let missing = super::super::settings::Sentences {
+            path: dir.path().join("nope.txt"),
+            ..s.clone()
+        };
+        let e = format!(
+            "{:#}",
+            sentence_sequences(&corpus, &missing, 6, 10).unwrap_err()
+        );
+        assert!(e.contains("nope.txt"), "{e}");
+        std::fs::write(&file, " = Head = \n A .\n").unwrap();
+        let e = format!("{:#}", sentence_sequences(&corpus, &s, 6, 10).unwrap_err());
+        assert!(e.contains("w.txt") && e.contains("no sentence"), "{e}");
+    }
 
     fn point(step: usize, split: &str, loss: f64) -> CurvePoint {
         CurvePoint {
