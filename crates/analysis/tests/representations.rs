@@ -29,6 +29,7 @@ fn corpus_of(text: &str) -> Corpus {
         min_count: 1,
         max_size: None,
         chunk_len: 1000,
+        fraction: None,
     };
     Corpus::from_text(text, Path::new("planted"), &cfg).unwrap()
 }

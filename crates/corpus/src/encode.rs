@@ -38,6 +38,12 @@ pub struct CorpusConfig {
     /// Longest chunk of tokens: sentences longer than this, and text8's single line, are cut into
     /// chunks of this length (word2vec.c uses 1,000, gensim 10,000).
     pub chunk_len: usize,
+    /// Keep only the first `fraction` of the tokens (rounded; in (0, 1]): nested subsets of one
+    /// corpus, a smaller fraction a prefix of a larger, for answers stated as a function of
+    /// corpus size. The vocabulary is the subset's own (`min_count` over the kept tokens), as a
+    /// user with the smaller corpus would have it. Left out of the serialised form when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fraction: Option<f64>,
 }
 
 impl Default for CorpusConfig {
@@ -50,6 +56,7 @@ impl Default for CorpusConfig {
             min_count: 5,
             max_size: None,
             chunk_len: 10_000,
+            fraction: None,
         }
     }
 }
@@ -170,6 +177,18 @@ impl Corpus {
             });
             counts[id as usize] += 1;
             provisional.push(id);
+        }
+        if let Some(f) = config.fraction {
+            // The first `f` of the tokens: counts of the rest taken back, chunks cut there.
+            let keep = ((provisional.len() as f64 * f).round() as usize).max(1);
+            for &id in &provisional[keep.min(provisional.len())..] {
+                if id != MARKER {
+                    counts[id as usize] -= 1;
+                }
+            }
+            provisional.truncate(keep);
+            bounds.retain(|&b| b < keep);
+            bounds.push(provisional.len());
         }
         if provisional.is_empty() {
             return Err(CorpusError::Empty {
@@ -328,6 +347,13 @@ fn validate(config: &CorpusConfig) -> Result<(), CorpusError> {
     if config.chunk_len == 0 {
         return Err(CorpusError::Config("chunk_len must be at least 1".into()));
     }
+    if let Some(f) = config.fraction {
+        if !(f > 0.0 && f <= 1.0) {
+            return Err(CorpusError::Config(format!(
+                "fraction must be in (0, 1] (the share of the corpus's tokens kept), got {f}"
+            )));
+        }
+    }
     if config.max_size == Some(0) {
         return Err(CorpusError::Config(
             "max_size must be at least 1 when set".into(),
@@ -349,6 +375,7 @@ mod tests {
             min_count,
             max_size: None,
             chunk_len,
+            fraction: None,
         }
     }
 
@@ -553,5 +580,41 @@ mod tests {
                 unk
             ]]
         );
+    }
+
+    #[test]
+    fn a_fraction_keeps_a_prefix_of_the_tokens_and_counts_its_own_vocabulary() {
+        // 12 tokens: "a" 4 times in the first half, "b" 4 times in the second, "c" throughout.
+        let text = "a c a c a c a b c b b b";
+        let mut config = cfg(Preset::Text8, 2, 5);
+        let whole = Corpus::from_text(text, Path::new("mem"), &config).unwrap();
+        config.fraction = Some(0.5);
+        let half = Corpus::from_text(text, Path::new("mem"), &config).unwrap();
+        assert_eq!(half.encoded.n_tokens(), 6);
+        // "b" never occurs in the first 6 tokens: not a word of the half's vocabulary.
+        assert!(whole.vocab.id("b").is_some() && half.vocab.id("b").is_none());
+        let words: Vec<&str> = half
+            .encoded
+            .ids
+            .iter()
+            .map(|&i| half.vocab.words()[i as usize].as_str())
+            .collect();
+        assert_eq!(words, ["a", "c", "a", "c", "a", "c"]);
+        // Chunks of 5 are cut where the prefix ends: [0, 5), [5, 6).
+        assert_eq!(half.encoded.bounds, [0, 5, 6]);
+        // Nested: a quarter is a prefix of the half.
+        config.fraction = Some(0.25);
+        let quarter = Corpus::from_text(text, Path::new("mem"), &config).unwrap();
+        assert_eq!(quarter.encoded.n_tokens(), 3);
+        for bad in [0.0, 1.5, f64::NAN] {
+            config.fraction = Some(bad);
+            let e = Corpus::from_text(text, Path::new("mem"), &config)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("fraction must be in (0, 1]"), "{e}");
+        }
+        // Absent, the serialised config is what it was before the key existed.
+        let json = serde_json::to_string(&CorpusConfig::default()).unwrap();
+        assert!(!json.contains("fraction"), "{json}");
     }
 }

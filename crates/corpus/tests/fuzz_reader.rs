@@ -51,6 +51,7 @@ proptest! {
             min_count,
             max_size: None,
             chunk_len: 16,
+            fraction: None,
         };
         if let Ok(c) = Corpus::from_text(&text, Path::new("fuzz"), &cfg) {
             let n = c.vocab.len_with_specials() as u32;

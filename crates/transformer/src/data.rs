@@ -423,6 +423,7 @@ mod tests {
             min_count,
             max_size: None,
             chunk_len: 1000,
+            fraction: None,
         };
         Corpus::from_text(text, Path::new("m"), &cfg).unwrap()
     }

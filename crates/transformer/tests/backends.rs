@@ -32,6 +32,7 @@ fn sequences() -> Sequences {
         min_count: 1,
         max_size: None,
         chunk_len: 1000,
+        fraction: None,
     };
     let corpus = Corpus::from_text(&text, Path::new("planted"), &cfg).unwrap();
     Sequences::new(&corpus, 16, 0.1).unwrap()

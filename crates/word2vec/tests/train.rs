@@ -35,6 +35,7 @@ fn planted_corpus(sentences: usize) -> Corpus {
         min_count: 1,
         max_size: None,
         chunk_len: 1000,
+        fraction: None,
     };
     Corpus::from_text(&text, Path::new("planted"), &config).unwrap()
 }

@@ -21,6 +21,7 @@ pub fn small_corpus() -> Corpus {
         min_count: 1,
         max_size: None,
         chunk_len: 1000,
+        fraction: None,
     };
     Corpus::from_text(&text, Path::new("m"), &cfg).unwrap()
 }
