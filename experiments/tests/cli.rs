@@ -795,11 +795,35 @@ fn dynamics_quick_measures_snapshots_at_matched_token_counts() {
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        for kind in ["dynamics-", "scores-", "items-"] {
+        for kind in ["dynamics-", "dynamics-items-", "scores-", "items-"] {
             assert!(
                 names.iter().any(|n| n.starts_with(kind)),
                 "{prefix}: {names:?}"
             );
+        }
+        // Each snapshot keeps the per-item outcomes of the tables the similarity answer reads,
+        // with its step: the MLM's embedding at every snapshot step.
+        let items = names
+            .iter()
+            .find(|n| n.starts_with("dynamics-items-"))
+            .unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::GzDecoder::new(std::fs::File::open(dir.join(items)).unwrap()),
+            &mut text,
+        )
+        .unwrap();
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next().unwrap(),
+            "step,tokens_seen,model,representation,layer,benchmark,kind,seed,values"
+        );
+        if prefix == "mlm-seed1-" {
+            let steps: std::collections::BTreeSet<&str> = lines
+                .filter(|l| l.contains(",embedding,,WS-353-ALL,cosine,"))
+                .map(|l| l.split(',').next().unwrap())
+                .collect();
+            assert_eq!(steps.len(), 8, "{steps:?}");
         }
     }
     // What it cost: two ledger rows per model (its dynamics work, then its final model's

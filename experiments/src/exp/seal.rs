@@ -51,6 +51,7 @@ fn kind_of(name: &str) -> (String, Option<String>) {
     for (prefix, suffix) in [
         ("scores-", ".csv"),
         ("items-", ".csv.gz"),
+        ("dynamics-items-", ".csv.gz"),
         ("dynamics-", ".csv.gz"),
     ] {
         if let Some(h) = name

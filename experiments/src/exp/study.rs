@@ -1264,6 +1264,43 @@ fn read_curve(dir: &std::path::Path) -> Option<Vec<CurvePoint>> {
 
 // The study followed through training (`--exp dynamics`): each snapshot of a run measured.
 
+/// The snapshot outcomes file beside a `dynamics-<h>.csv.gz` file: `dynamics-items-<h>.csv.gz`.
+fn items_beside(rows: &std::path::Path) -> std::path::PathBuf {
+    let name = rows.file_name().expect("a file").to_string_lossy();
+    rows.with_file_name(name.replacen("dynamics-", "dynamics-items-", 1))
+}
+
+/// One snapshot's per-item outcomes of one table: an [`ItemRow`] with the snapshot's step and
+/// tokens seen (word2vec: its budget's tokens, step 0).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SnapshotItemRow {
+    pub step: usize,
+    pub tokens_seen: u64,
+    pub model: String,
+    pub representation: String,
+    pub layer: Option<usize>,
+    pub benchmark: String,
+    pub kind: String,
+    pub seed: Option<u64>,
+    pub values: String,
+}
+
+impl SnapshotItemRow {
+    fn of(i: ItemRow, step: usize, tokens_seen: u64) -> SnapshotItemRow {
+        SnapshotItemRow {
+            step,
+            tokens_seen,
+            model: i.model,
+            representation: i.representation,
+            layer: i.layer,
+            benchmark: i.benchmark,
+            kind: i.kind,
+            seed: i.seed,
+            values: i.values,
+        }
+    }
+}
+
 /// One measurement of one model at one point of its training.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct DynamicsRow {
@@ -1340,6 +1377,12 @@ impl Study {
         steps
     }
 
+    /// The per-item outcomes of a model's snapshots ([`SnapshotItemRow`]), beside its
+    /// [`Study::dynamics_path`] file and named after it.
+    pub fn dynamics_items_path(&self, id: ModelId, seed: u64, pooled: bool) -> std::path::PathBuf {
+        items_beside(&self.dynamics_path(id, seed, pooled))
+    }
+
     pub fn dynamics_path(&self, id: ModelId, seed: u64, pooled: bool) -> std::path::PathBuf {
         let h = runs::config_hash(&(
             self.settings_hash(),
@@ -1412,11 +1455,26 @@ impl Study {
         let epoch_tokens =
             self.seqs.steps_per_epoch(self.cfg.training.batch_size) as u64 * self.tokens_per_step();
         let mut rows = Vec::new();
-        let mut add = |tidy: Vec<TidyRow>, step: usize, tokens: u64| {
+        let mut items = Vec::new();
+        let mut add = |(tidy, outcomes): (Vec<TidyRow>, Vec<ItemRow>), step: usize, tokens: u64| {
             rows.extend(
                 tidy.into_iter()
                     .filter(kept)
                     .map(|r| DynamicsRow::of(r, step, tokens, epoch_tokens)),
+            );
+            // The outcomes behind each snapshot's similarity and analogy scores of the tables
+            // the similarity answer reads (the static vectors, the embedding, an untied head),
+            // so that an answer's curve carries item-and-seed intervals.
+            items.extend(
+                outcomes
+                    .into_iter()
+                    .filter(|i| {
+                        matches!(
+                            i.representation.as_str(),
+                            "static" | "embedding" | "lm_head"
+                        )
+                    })
+                    .map(|item| SnapshotItemRow::of(item, step, tokens)),
             );
         };
         let what = Measures {
@@ -1432,12 +1490,15 @@ impl Study {
                 let tokens = step as u64 * self.tokens_per_step();
                 let vectors = self.word2vec_on_budget(id, seed, tokens)?;
                 let template = self.template(id, seed, "static");
-                add(self.score_table(&vectors, &template).0, 0, tokens);
+                add(self.score_table(&vectors, &template), 0, tokens);
             }
         } else if id == ModelId::Untrained {
             let (model, curve) = self.transformer(id, seed)?;
-            let (tidy, _) = self.measure_transformer(&model, id, seed, curve[0].loss, what);
-            add(tidy, 0, 0);
+            add(
+                self.measure_transformer(&model, id, seed, curve[0].loss, what),
+                0,
+                0,
+            );
         } else {
             let (model, curve) = self.transformer(id, seed)?;
             let last = curve.iter().map(|p| p.step).max().unwrap_or(0);
@@ -1458,10 +1519,12 @@ impl Study {
                     &snapshot
                 };
                 let heldout = transformer::training::heldout_loss(at, &self.seqs, &training);
-                let (tidy, _) = self.measure_transformer(at, id, seed, heldout, what);
-                add(tidy, step, step as u64 * self.tokens_per_step());
+                let measured = self.measure_transformer(at, id, seed, heldout, what);
+                add(measured, step, step as u64 * self.tokens_per_step());
             }
         }
+        // The outcomes first: a kept rows file means its outcomes are kept too.
+        kept::write_csv_gz(&items_beside(path), &items)?;
         kept::write_csv_gz(path, &rows)?;
         Ok(rows)
     }
