@@ -32,7 +32,7 @@ use anyhow::Context;
 use analysis::collocation::{collocation_pairs, collocation_score, CollocationPairs};
 use analysis::geometry::{
     activation_geometry, attention_geometry, attention_update_geometry, contextuality,
-    linear_cka_wide, linear_cka_wide_null, project_rows, qkv_per_layer,
+    embedding_scale, linear_cka_wide, linear_cka_wide_null, project_rows, qkv_per_layer,
 };
 use analysis::representations::{
     aggregated, decontextualized, embedding_table, lm_head_table, Aggregated, Readout,
@@ -61,7 +61,8 @@ use crate::runs::{self, TransformerKey};
 /// `spearman_null_lo`/`_hi`) and the CKA of projected activations (`attention-activations`);
 /// 4 = Linzen's analogy baselines (`only-b`, `ignore-a` rows and outcomes), the trained E
 /// through the initial heads (`cka_with_embedding_initial_head`), contextuality read after the
-/// final LayerNorm too (benchmark `contextuality-norm`). Version 4 is taken
+/// final LayerNorm too (benchmark `contextuality-norm`) and on sentences (`contextuality-sentences`,
+/// when configured), the input embedding's scale (`embedding-scale`). Version 4 is taken
 /// by configs with a dev split (the ten-seed round, `ten-seeds.toml`) alone: the committed
 /// three-seed study, measured at 3, stays readable until that round replaces it.
 const SCORES_VERSION: u32 = 4;
@@ -173,6 +174,18 @@ impl Study {
             pairs,
             cast,
         })
+    }
+
+    /// Training-split counts of the word ids (`0..n_words`).
+    pub fn word_counts(&self) -> Vec<f64> {
+        let n = self.seqs.n_words as usize;
+        let mut counts = vec![0.0; n];
+        for &id in &self.seqs.train {
+            if (id as usize) < n {
+                counts[id as usize] += 1.0;
+            }
+        }
+        counts
     }
 
     /// The corpus config as the config file wrote it (what run keys hash).
@@ -938,6 +951,17 @@ impl Study {
         };
         let embedding = embedding_table(model, &self.words);
         scored(self.score_table(&embedding, &t("embedding", None)));
+        // The input embedding's scale (each coordinate's spread over the words, plain and by
+        // frequency): the frozen-input ablation draws its random table at a trained one's.
+        let (std, by_frequency) = embedding_scale(model, &self.word_counts());
+        let scale = t("embedding", None)
+            .measures(
+                "embedding-scale",
+                self.seqs.n_words as usize,
+                &[("std", std), ("std_by_frequency", by_frequency)],
+            )
+            .collect();
+        scored((scale, Vec::new()));
         if let Some(head) = lm_head_table(model, &self.words) {
             scored(self.score_table(&head, &t("lm_head", None)));
         }

@@ -20,10 +20,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use analysis::geometry::embedding_scale;
 use burn::module::Module;
 use transformer::data::Objective;
 use transformer::training::{self, CurvePoint, RunControl, TrainingConfig};
-use transformer::Transformer;
 
 use super::settings::{ModelId, SweepConfig, QUICK_STEPS_PER_EPOCH};
 use super::study::Study;
@@ -215,7 +215,7 @@ fn sweep_run(
     let dev_loss = dev(&outcome.curve, true)?;
     let context_free = context_free_dev_loss(study, t.objective, &t);
     let model = outcome.model.valid();
-    let counts = word_counts(study);
+    let counts = study.word_counts();
     let (embedding_std, embedding_std_by_frequency) = embedding_scale(&model, &counts);
     Ok(SweepRow {
         model: id.name().into(),
@@ -251,51 +251,6 @@ fn context_free_dev_loss(study: &Study, objective: Objective, t: &TrainingConfig
         }
     }
     loss / targets.max(1) as f64
-}
-
-/// Training-split counts of the word ids (`0..n_words`).
-fn word_counts(study: &Study) -> Vec<f64> {
-    let n = study.seqs.n_words as usize;
-    let mut counts = vec![0.0; n];
-    for &id in &study.seqs.train {
-        if (id as usize) < n {
-            counts[id as usize] += 1.0;
-        }
-    }
-    counts
-}
-
-/// The scale of a model's input embedding over the word rows: for each coordinate its
-/// standard deviation across words, then the root mean square over coordinates; plain, and
-/// with each word weighted by its count (the scale of the input the model reads, token by
-/// token). A table drawn from N(0, s²) has both near s.
-pub fn embedding_scale(model: &Transformer, counts: &[f64]) -> (f64, f64) {
-    let table = model.token_embedding.weight.val();
-    let [_, d] = table.dims();
-    let values: Vec<f32> = table.into_data().iter::<f32>().collect();
-    scale_of(&values, d, counts)
-}
-
-/// [`embedding_scale`] of a row-major table of `d` columns, over its first `counts.len()` rows.
-pub fn scale_of(values: &[f32], d: usize, counts: &[f64]) -> (f64, f64) {
-    let rows = counts.len();
-    let rms = |weights: &dyn Fn(usize) -> f64| -> f64 {
-        let total: f64 = (0..rows).map(weights).sum();
-        let mut sum = 0.0;
-        for j in 0..d {
-            let mean: f64 = (0..rows)
-                .map(|i| weights(i) * values[i * d + j] as f64)
-                .sum::<f64>()
-                / total;
-            let var: f64 = (0..rows)
-                .map(|i| weights(i) * (values[i * d + j] as f64 - mean).powi(2))
-                .sum::<f64>()
-                / total;
-            sum += var;
-        }
-        (sum / d as f64).sqrt()
-    };
-    (rms(&|_| 1.0), rms(&|i| counts[i]))
 }
 
 fn check_rows(
@@ -450,16 +405,5 @@ mod tests {
         let only = vec![row(m, 1, 1e-2, 7.0), row(m, 2, 1e-2, 5.0)];
         assert!(!choose(&only, &[ModelId::Mlm]).unwrap()[0].all_left_plateau);
         assert!(choose(&rows, &[ModelId::Cbow]).is_err());
-    }
-
-    #[test]
-    fn the_embedding_scale_is_each_coordinates_spread_plain_and_weighted() {
-        // Two coordinates over three words: column 0 is (1, -1, 0), column 1 is (2, 2, 2).
-        // Plain: var 2/3 and 0, RMS sqrt(1/3). Weighted by counts (1, 1, 2): mean 0, var
-        // (1 + 1) / 4 = 1/2 and 0, RMS 1/2.
-        let values = [1.0, 2.0, -1.0, 2.0, 0.0, 2.0, 9.0, 9.0];
-        let (plain, weighted) = scale_of(&values, 2, &[1.0, 1.0, 2.0]);
-        assert!((plain - (1.0f64 / 3.0).sqrt()).abs() < 1e-12, "{plain}");
-        assert!((weighted - 0.5).abs() < 1e-12, "{weighted}");
     }
 }
