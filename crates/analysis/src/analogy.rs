@@ -8,9 +8,11 @@
 //! ```
 //!
 //! and the two baselines of Linzen (2016), which say how much of a score is neighbourhood rather
-//! than an offset: `only-b`, argmax_x cos(x, b), and `ignore-a`, argmax_x cos(x, b) + cos(x, c),
-//! each with a, b and c excluded as above. A table whose 3CosAdd is no higher than its only-b
-//! answers analogies by b's neighbours alone.
+//! than an offset. Linzen writes the analogy a : a* :: b : b*, so in this file's order (a b c d)
+//! his b is c, the word whose counterpart is asked: `only-b` is argmax_x cos(x, c), and
+//! `ignore-a` is argmax_x cos(x, b) + cos(x, c) (a* + b in his letters), each with a, b and c
+//! excluded as above. A table whose 3CosAdd is no higher than its only-b answers analogies by
+//! c's neighbours alone.
 //!
 //! Both scores are functions of three cosine rows, so instead of one matrix product per
 //! question we compute the cosines of every row with every *distinct* question word once
@@ -34,7 +36,7 @@ pub enum AnalogyMethod {
     CosAdd,
     #[serde(rename = "3CosMul")]
     CosMul,
-    /// Linzen's (2016) baseline: the nearest neighbour of b.
+    /// Linzen's (2016) baseline: the nearest neighbour of c (his b: the word whose counterpart is asked).
     #[serde(rename = "only-b")]
     OnlyB,
     /// Linzen's (2016) baseline: the nearest neighbour of b + c (a ignored).
@@ -266,7 +268,9 @@ impl AnalogySet {
                                 buf[i] = s(cb[i]) * s(cc[i]) / (s(ca[i]) + 1e-6);
                             }
                         }
-                        AnalogyMethod::OnlyB => buf.copy_from_slice(cb),
+                        // Linzen writes a : a* :: b : b*; in this file's order a b c d his
+                        // b is c, the word whose counterpart is asked.
+                        AnalogyMethod::OnlyB => buf.copy_from_slice(cc),
                         AnalogyMethod::IgnoreA => {
                             for i in 0..n {
                                 buf[i] = cb[i] + cc[i];
@@ -406,10 +410,11 @@ mod tests {
     }
 
     /// Linzen's baselines on a planted table of 2-d unit vectors at known angles (degrees):
-    /// a 0, b 10, c 90, d 100, e 17 and f 60. The offset b - a + c points at about 91 degrees,
-    /// nearest d: 3CosAdd answers d. b's nearest neighbour other than a, b and c is e (7 degrees
-    /// away): only-b answers e. cos(x, b) + cos(x, c) peaks at the bisector of b and c, 50
-    /// degrees: f (10 away) beats e (33) and d (50): ignore-a answers f.
+    /// a 0, b 10, c 90, d 100, e 17, f 60 and g 81. The offset b - a + c points at 90.7
+    /// degrees, nearest d (9.3 away; g is 9.7): 3CosAdd answers d. c's nearest neighbour other
+    /// than a, b and c is g (9 degrees away; d is 10): only-b answers g. cos(x, b) + cos(x, c)
+    /// peaks at the bisector of b and c, 50 degrees: f (10 away) beats g (31) and e (33):
+    /// ignore-a answers f. b's own nearest neighbour, e, is nobody's answer.
     #[test]
     fn linzen_baselines_answer_by_neighbourhood() {
         let table = |angles: &[(&str, f32)]| {
@@ -427,14 +432,15 @@ mod tests {
             ("d", 100.0),
             ("e", 17.0),
             ("f", 60.0),
+            ("g", 81.0),
         ]);
         let set = AnalogySet::parse(
-            ": s\na b c d\na b c e\na b c f\n",
+            ": s\na b c d\na b c g\na b c f\n",
             Path::new("q"),
             "q".into(),
         )
         .unwrap();
-        let right = |method| set.evaluate(&v, method, 6, true).outcomes;
+        let right = |method| set.evaluate(&v, method, 7, true).outcomes;
         assert_eq!(
             right(AnalogyMethod::CosAdd),
             vec![Some(true), Some(false), Some(false)]

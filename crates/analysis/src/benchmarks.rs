@@ -123,7 +123,7 @@ pub fn evaluate(
     };
     for set in &benchmarks.analogy {
         // Linzen's (2016) baselines beside the two offset methods, on the same questions and
-        // candidate rows: the nearest neighbour of b alone, and of b + c. An analogy score is
+        // candidate rows: the nearest neighbour of c alone (Linzen's b), and of b + c. An analogy score is
         // read against them: what they get right is neighbourhood, not an offset.
         let methods = [
             AnalogyMethod::CosAdd,
@@ -214,8 +214,9 @@ mod tests {
     use super::*;
 
     /// The planted table of `analogy::tests::linzen_baselines_answer_by_neighbourhood` (unit
-    /// vectors at a 0, b 10, c 90, d 100, e 17, f 60 degrees): for `a b c ?`, 3CosAdd answers d,
-    /// only-b e and ignore-a f, so each method gets exactly its own question right.
+    /// vectors at a 0, b 10, c 90, d 100, e 17, f 60, g 81 degrees): for `a b c ?`, 3CosAdd
+    /// answers d, only-b (c's neighbour) g and ignore-a f, so each method gets exactly its own
+    /// question right.
     #[test]
     fn every_table_is_scored_beside_linzens_baselines_with_their_outcomes() {
         let angles = [
@@ -225,6 +226,7 @@ mod tests {
             ("d", 100.0),
             ("e", 17.0),
             ("f", 60.0),
+            ("g", 81.0),
         ];
         let words = angles.iter().map(|(w, _)| w.to_string()).collect();
         let data = angles
@@ -233,7 +235,7 @@ mod tests {
             .collect();
         let v = WordVectors::new(words, 2, data);
         let set = AnalogySet::parse(
-            ": s\na b c d\na b c e\na b c f\na b c g\n",
+            ": s\na b c d\na b c g\na b c f\na b c h\n",
             Path::new("q"),
             "q".into(),
         )
@@ -243,7 +245,7 @@ mod tests {
             similarity: vec![],
         };
         let cfg = EvalConfig {
-            restrict_vocab: 6,
+            restrict_vocab: 7,
             case_insensitive: true,
         };
         let (rows, items) = evaluate(&v, &b, &cfg);
@@ -252,7 +254,7 @@ mod tests {
                 .find(|r| r.benchmark == "q:total" && r.metric == metric)
                 .map(|r| (r.value, r.n, r.oov))
         };
-        // Three questions answered (g is out of vocabulary), one right under each method.
+        // Three questions answered (h is out of vocabulary), one right under each method.
         for m in ["3CosAdd", "only-b", "ignore-a"] {
             assert_eq!(total(m), Some((1.0 / 3.0, 3, 1)), "{m}");
         }

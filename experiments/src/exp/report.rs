@@ -514,9 +514,9 @@ fn analogy_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 .filter_map(|(n, b)| comparison(ev, n, &b, ANALOGY))
                 .collect();
             if against.is_empty() {
-                let _ = writeln!(w, "Linzen's (2016) baselines (only-b: the nearest neighbour of b; ignore-a: of b + c) are not kept for these models: they are measured from the ten-seed round on (scores version 4).\n");
+                let _ = writeln!(w, "Linzen's (2016) baselines (for a is to b as c is to ?, only-b: the nearest neighbour of c, Linzen's b; ignore-a: of b + c) are not kept for these models: they are measured from the ten-seed round on (scores version 4).\n");
             } else {
-                let _ = writeln!(w, "Each score against Linzen's (2016) baselines on the same questions (only-b: the nearest neighbour of b; ignore-a: of b + c):\n");
+                let _ = writeln!(w, "Each score against Linzen's (2016) baselines on the same questions (for a is to b as c is to ?, only-b: the nearest neighbour of c, Linzen's b; ignore-a: of b + c):\n");
                 for line in against {
                     let _ = writeln!(w, "- {line}");
                 }
