@@ -282,6 +282,12 @@ pub fn train(
     }
     let heldout_batches =
         (cfg.eval_batches).unwrap_or_else(|| data.n_heldout_batches(cfg.batch_size));
+    if cfg.dev_split && heldout_batches > data.n_heldout_batches(cfg.batch_size) {
+        return Err(TrainError::Config(format!(
+            "dev_split with eval_batches {heldout_batches}: the held-out split has {} batches, and past them batches wrap round onto dev sequences, so the test half would re-read the dev half",
+            data.n_heldout_batches(cfg.batch_size)
+        )));
+    }
     if cfg.dev_split && heldout_batches < 2 {
         return Err(TrainError::Config(format!(
             "dev_split needs at least 2 held-out batches to halve, got {heldout_batches} (eval_batches, or the held-out split's {} sequences in batches of {})",

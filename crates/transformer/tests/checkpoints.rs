@@ -659,6 +659,24 @@ fn a_dev_split_halves_the_heldout_block_and_its_rows_are_the_models_losses() {
     );
     assert_ne!(direct.dev, direct.test, "the halves score different text");
 
+    // More evaluation batches than the held-out split has would wrap round onto dev
+    // sequences in the test half: refused.
+    let wrapping = TrainingConfig {
+        eval_batches: Some(data.n_heldout_batches(4) + 1),
+        ..cfg.clone()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    match train(
+        &model_cfg,
+        &wrapping,
+        &data,
+        &device,
+        dir.path(),
+        &RunControl::default(),
+    ) {
+        Err(TrainError::Config(m)) => assert!(m.contains("wrap round"), "{m}"),
+        other => panic!("expected a config error, got {:?}", other.map(|o| o.curve)),
+    }
     // One held-out batch cannot be halved: refused, naming the key.
     let one = TrainingConfig {
         eval_batches: Some(1),

@@ -100,6 +100,7 @@ fn parse(path: &Path) -> anyhow::Result<usize> {
                 .map(|r| r.value)
                 .collect(),
         )?,
+        "dynamics-items.csv.gz" => output::read_csv::<super::study::SnapshotItemRow>(path)?.len(),
         "curve.csv" => output::read_csv::<CurvePoint>(path)?.len(),
         "time.csv" => output::read_csv::<TimeRow>(path)?.len(),
         "heldout-by-input.csv.gz" => output::read_csv::<SequenceRow>(path)?.len(),
@@ -300,6 +301,14 @@ mod tests {
         assert_eq!(
             kind_of("items-a797664ab038.csv.gz"),
             ("items.csv.gz".into(), Some("a797664ab038".into()))
+        );
+        assert_eq!(
+            kind_of("dynamics-items-a797664ab038.csv.gz"),
+            ("dynamics-items.csv.gz".into(), Some("a797664ab038".into()))
+        );
+        assert_eq!(
+            kind_of("dynamics-a797664ab038.csv.gz"),
+            ("dynamics.csv.gz".into(), Some("a797664ab038".into()))
         );
         assert_eq!(kind_of("curve.csv"), ("curve.csv".into(), None));
         assert_eq!(

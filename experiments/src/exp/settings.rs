@@ -603,6 +603,11 @@ fn check_recipe(cfg: &Config) -> anyhow::Result<()> {
             anyhow::bail!("[sweep] models: {name:?} is not a trained transformer");
         }
     }
+    if cfg.training.frozen_embedding_std.is_some() {
+        anyhow::bail!(
+            "[training] frozen_embedding_std would reach every variant; set the top-level frozen_embedding_std, which the frozen-input ablation alone reads"
+        );
+    }
     if let Some(std) = cfg.frozen_embedding_std {
         if !(std > 0.0 && std.is_finite()) {
             anyhow::bail!("frozen_embedding_std must be a finite number > 0, got {std}");
