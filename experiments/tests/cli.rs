@@ -1582,8 +1582,32 @@ fn sweep_quick_trains_each_rate_chooses_once_complete_and_refuses_what_it_cannot
         "{}",
         stderr(&o)
     );
-    // A kept file from another grid is refused, naming it.
+    // A kept file of another run (another backend here; a --quick file read by a full run
+    // differs in its steps the same way) is refused, naming it; so is one whose run names
+    // another config.
     let kept = out.join("sweep/transformer-mlm-seed1001.csv");
+    std::fs::write(&kept, rows.replace(",flex,", ",wgpu,")).unwrap();
+    let o = sweep(&[]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("of another run"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(
+        &kept,
+        rows.replace(
+            "sweep-transformer-mlm-seed1001-",
+            "sweep-transformer-mlm-seed1001-0",
+        ),
+    )
+    .unwrap();
+    let o = sweep(&[]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("of another run"),
+        "{}",
+        stderr(&o)
+    );
+    // A kept file from another grid is refused, naming it.
     std::fs::write(&kept, rows.replace("0.012,", "0.024,")).unwrap();
     let o = sweep(&[]);
     assert!(

@@ -52,6 +52,11 @@ pub struct SweepRow {
     pub embedding_std_by_frequency: f64,
     pub backend: String,
     pub seconds: f64,
+    /// The run directory's name (its config hash in it): a kept row is reused only for the
+    /// run the config asks for now. Empty in rows written before it existed, which are then
+    /// checked by steps, warm-up and backend alone.
+    #[serde(default)]
+    pub run: String,
 }
 
 /// A variant's chosen rate.
@@ -69,6 +74,10 @@ pub struct Chosen {
     /// The mean trained input-embedding scale at the chosen rate.
     pub embedding_std: f64,
     pub embedding_std_by_frequency: f64,
+    /// `chosen`; or why the lowest loss is no choice: `plateau` (a seed at that rate ended
+    /// on the context-free plateau: the budget ranked plateau losses) or `edge` (the lowest or
+    /// highest rate of the grid: the best may lie outside it).
+    pub status: String,
 }
 
 /// The variants swept: `[sweep] models`, or the transformers `[dynamics]` trains.
@@ -127,6 +136,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             if path.exists() {
                 let rows: Vec<SweepRow> = output::read_csv(&path)?;
                 check_rows(&path, &rows, &sweep, id, seed)?;
+                check_kept(&path, &rows, &expected(&study, args, id, seed, &sweep)?)?;
                 println!("{}: kept", path.display());
                 continue;
             }
@@ -138,7 +148,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             println!("wrote {}", path.display());
         }
     }
-    choose_if_complete(&dir, &all_ids, &sweep)
+    choose_if_complete(&study, args, &dir, &all_ids, &sweep)
 }
 
 /// The training config of one sweep run: the variant's recipe with `lr`, `epochs` of steps,
@@ -168,6 +178,27 @@ pub fn sweep_training(
     Ok(t)
 }
 
+/// The run directory of one sweep run and its training config.
+fn sweep_run_dir(
+    study: &Study,
+    args: &Args,
+    id: ModelId,
+    seed: u64,
+    lr: f64,
+    sweep: &SweepConfig,
+) -> anyhow::Result<(PathBuf, TrainingConfig)> {
+    let (model_cfg, _) = study.variant(id, seed);
+    let t = sweep_training(study, args, id, seed, lr, sweep)?;
+    let key = TransformerKey {
+        corpus: study.corpus_config(),
+        model: &model_cfg,
+        training: &t,
+        backend: study.kind.name(),
+    };
+    let dir = runs::run_dir(&study.out, &format!("sweep-{}", id.name()), seed, &key);
+    Ok((dir, t))
+}
+
 fn sweep_run(
     study: &Study,
     args: &Args,
@@ -177,14 +208,13 @@ fn sweep_run(
     sweep: &SweepConfig,
 ) -> anyhow::Result<SweepRow> {
     let (model_cfg, _) = study.variant(id, seed);
-    let t = sweep_training(study, args, id, seed, lr, sweep)?;
+    let (run_dir, t) = sweep_run_dir(study, args, id, seed, lr, sweep)?;
     let key = TransformerKey {
         corpus: study.corpus_config(),
         model: &model_cfg,
         training: &t,
         backend: study.kind.name(),
     };
-    let run_dir: PathBuf = runs::run_dir(&study.out, &format!("sweep-{}", id.name()), seed, &key);
     std::fs::create_dir_all(&run_dir)?;
     runs::record_key(&run_dir, &key)?;
     println!(
@@ -232,6 +262,10 @@ fn sweep_run(
         embedding_std_by_frequency,
         backend: study.kind.name().into(),
         seconds: started.elapsed().as_secs_f64(),
+        run: run_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
     })
 }
 
@@ -251,6 +285,67 @@ fn context_free_dev_loss(study: &Study, objective: Objective, t: &TrainingConfig
         }
     }
     loss / targets.max(1) as f64
+}
+
+/// What a kept row must match: the run the config asks for now at each rate.
+struct Expected {
+    steps: usize,
+    warmup_steps: usize,
+    backend: String,
+    runs: Vec<String>,
+}
+
+fn expected(
+    study: &Study,
+    args: &Args,
+    id: ModelId,
+    seed: u64,
+    sweep: &SweepConfig,
+) -> anyhow::Result<Expected> {
+    let mut runs = Vec::new();
+    let mut last = None;
+    for &lr in &sweep.lrs {
+        let (dir, t) = sweep_run_dir(study, args, id, seed, lr, sweep)?;
+        runs.push(
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
+        last = Some(t);
+    }
+    let t = last.expect("[sweep] lrs is not empty");
+    Ok(Expected {
+        steps: t.steps,
+        warmup_steps: t.warmup_steps,
+        backend: study.kind.name().into(),
+        runs,
+    })
+}
+
+/// A kept file's rows against the runs the config asks for now: a file from `--quick`,
+/// another backend or another recipe is refused, naming it.
+fn check_kept(path: &Path, rows: &[SweepRow], want: &Expected) -> anyhow::Result<()> {
+    for (r, run) in rows.iter().zip(&want.runs) {
+        let stale = r.steps != want.steps
+            || r.warmup_steps != want.warmup_steps
+            || r.backend != want.backend
+            || (!r.run.is_empty() && &r.run != run);
+        if stale {
+            anyhow::bail!(
+                "{}: the row at lr {} is of another run ({} steps, warm-up {}, {}, run {:?}) than this config asks for ({} steps, warm-up {}, {}, run {run:?}); move the file away to sweep again",
+                path.display(),
+                r.lr,
+                r.steps,
+                r.warmup_steps,
+                r.backend,
+                r.run,
+                want.steps,
+                want.warmup_steps,
+                want.backend
+            );
+        }
+    }
+    Ok(())
 }
 
 fn check_rows(
@@ -282,7 +377,13 @@ fn check_rows(
 
 /// Once every (variant, seed) file is there: each variant's rate, written to `chosen.csv` and
 /// printed as a `[learning_rates]` table.
-fn choose_if_complete(dir: &Path, ids: &[ModelId], sweep: &SweepConfig) -> anyhow::Result<()> {
+fn choose_if_complete(
+    study: &Study,
+    args: &Args,
+    dir: &Path,
+    ids: &[ModelId],
+    sweep: &SweepConfig,
+) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     let mut missing = Vec::new();
     for &id in ids {
@@ -294,6 +395,7 @@ fn choose_if_complete(dir: &Path, ids: &[ModelId], sweep: &SweepConfig) -> anyho
             }
             let r: Vec<SweepRow> = output::read_csv(&path)?;
             check_rows(&path, &r, sweep, id, seed)?;
+            check_kept(&path, &r, &expected(study, args, id, seed, sweep)?)?;
             rows.extend(r);
         }
     }
@@ -339,13 +441,23 @@ pub fn choose(rows: &[SweepRow], ids: &[ModelId]) -> anyhow::Result<Vec<Chosen>>
         let (runner_up_lr, runner_up_mean_dev_loss) =
             means.get(1).map_or((f64::NAN, f64::NAN), |r| (r.0, r.1));
         let n = best.len() as f64;
+        let all_left_plateau = best.iter().all(|r| r.left_plateau);
+        let edge =
+            means.len() > 1 && (means.iter().all(|m| m.0 >= lr) || means.iter().all(|m| m.0 <= lr));
+        let status = if !all_left_plateau {
+            "plateau"
+        } else if edge {
+            "edge"
+        } else {
+            "chosen"
+        };
         out.push(Chosen {
             model: id.name().into(),
             lr,
             mean_dev_loss: mean,
             runner_up_lr,
             runner_up_mean_dev_loss,
-            all_left_plateau: best.iter().all(|r| r.left_plateau),
+            all_left_plateau,
             seeds: best.len(),
             embedding_std: best.iter().map(|r| r.embedding_std).sum::<f64>() / n,
             embedding_std_by_frequency: best
@@ -353,6 +465,7 @@ pub fn choose(rows: &[SweepRow], ids: &[ModelId]) -> anyhow::Result<Vec<Chosen>>
                 .map(|r| r.embedding_std_by_frequency)
                 .sum::<f64>()
                 / n,
+            status: status.into(),
         });
     }
     Ok(out)
@@ -378,6 +491,7 @@ mod tests {
             embedding_std_by_frequency: lr * 20.0,
             backend: "flex".into(),
             seconds: 1.0,
+            run: String::new(),
         }
     }
 
@@ -401,9 +515,20 @@ mod tests {
         assert!((c.runner_up_mean_dev_loss - 5.25).abs() < 1e-12);
         assert!(c.all_left_plateau);
         assert!((c.embedding_std - 0.06).abs() < 1e-12);
-        // 1e-2 has mean 6.0 and one seed on the plateau (7.0 >= 6.0): had it won, it would say so.
+        assert_eq!(c.status, "chosen");
+        // 1e-2 has mean 6.0 and one seed on the plateau (7.0 >= 6.0): had it won, it would say
+        // so, and it is no choice.
         let only = vec![row(m, 1, 1e-2, 7.0), row(m, 2, 1e-2, 5.0)];
-        assert!(!choose(&only, &[ModelId::Mlm]).unwrap()[0].all_left_plateau);
+        let c = &choose(&only, &[ModelId::Mlm]).unwrap()[0];
+        assert!(!c.all_left_plateau);
+        assert_eq!(c.status, "plateau");
+        // The lowest rate of the grid winning is no choice either: the best may lie below it.
+        let low = vec![
+            row(m, 1, 3e-3, 5.0),
+            row(m, 1, 6e-3, 5.2),
+            row(m, 1, 1e-2, 5.4),
+        ];
+        assert_eq!(choose(&low, &[ModelId::Mlm]).unwrap()[0].status, "edge");
         assert!(choose(&rows, &[ModelId::Cbow]).is_err());
     }
 }
