@@ -249,6 +249,32 @@ impl Sequences {
         loss / targets.max(1) as f64
     }
 
+    /// [`Sequences::context_free_heldout_loss`] on the whole block and, split as a run with
+    /// `dev_split` splits it ([`crate::recipe::dev_batches`]), on its dev and test halves:
+    /// `[whole, dev, test]`, the chance levels of a curve's `heldout`, `dev` and `test` rows.
+    pub fn context_free_heldout_losses(
+        &self,
+        objective: Objective,
+        batch: usize,
+        n_batches: Option<usize>,
+    ) -> [f64; 3] {
+        let model = self.context_free();
+        let n = n_batches.unwrap_or_else(|| self.n_heldout_batches(batch));
+        let n_dev = crate::recipe::dev_batches(n);
+        let mut sums = [(0.0f64, 0usize); 3];
+        for i in 0..n {
+            let b = self.heldout_batch(objective, batch, i);
+            for &(pos, target) in &b.targets {
+                let l = -model.prob(objective, &b, pos, target).ln();
+                for k in [0, if i < n_dev { 1 } else { 2 }] {
+                    sums[k].0 += l;
+                    sums[k].1 += 1;
+                }
+            }
+        }
+        sums.map(|(l, t)| l / t.max(1) as f64)
+    }
+
     /// The best model that ignores context ([`Sequences::context_free_heldout_loss`]), to score
     /// targets one by one.
     pub fn context_free(&self) -> ContextFree {
@@ -615,6 +641,9 @@ mod tests {
             h * 62.0 / 63.0
         );
         // A handful of batches is a different measure, and the function follows it.
+        let [whole, dev, test] = s.context_free_heldout_losses(Objective::Mlm, 32, None);
+        assert!((whole - mlm).abs() < 1e-12, "{whole} vs {mlm}");
+        assert!(dev.is_finite() && test.is_finite() && dev != test);
         let few = s.context_free_heldout_loss(Objective::Mlm, 32, Some(2));
         assert!(few.is_finite() && few != mlm);
     }

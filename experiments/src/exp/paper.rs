@@ -131,7 +131,7 @@ fn view(study: &Study, exp: Experiment) -> anyhow::Result<()> {
                     let below = study
                         .curve(id, seed)?
                         .into_iter()
-                        .find(|p| p.split == "heldout" && p.loss < level)
+                        .find(|p| p.split == study.reported_split() && p.loss < level)
                         .map_or(h.n, |p| p.step);
                     scores.push(TidyRow {
                         metric: "steps_to_context_free_level".into(),

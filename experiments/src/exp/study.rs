@@ -95,8 +95,9 @@ pub struct Study {
     /// `cfg.roles`, checked.
     pub cast: Cast,
     /// The held-out loss of the best context-free model, masked LM then causal LM, on the
-    /// held-out targets the models are scored on ([`Sequences::context_free_heldout_loss`]).
-    context_free: [f64; 2],
+    /// held-out targets the models are scored on ([`Sequences::context_free_heldout_losses`]):
+    /// on the whole block, its dev half and its test half.
+    context_free: [[f64; 3]; 2],
     /// `[contextuality] sentences`, encoded: `[CLS] words [SEP]` padded to the sequence
     /// length, row-major ([`Study::sentence_sequences`]).
     sentences: Option<Vec<u32>>,
@@ -145,10 +146,13 @@ impl Study {
         );
         let t = &cfg.training;
         let context_free = [Objective::Mlm, Objective::Clm]
-            .map(|o| seqs.context_free_heldout_loss(o, t.batch_size, t.eval_batches));
+            .map(|o| seqs.context_free_heldout_losses(o, t.batch_size, t.eval_batches));
+        let shown = usize::from(t.dev_split) * 2;
         println!(
-            "held-out loss of the best context-free model (the chance level of the held-out loss): masked LM {:.3}, causal LM {:.3} nats",
-            context_free[0], context_free[1]
+            "{} loss of the best context-free model (the chance level of the reported loss): masked LM {:.3}, causal LM {:.3} nats",
+            if t.dev_split { "test" } else { "held-out" },
+            context_free[0][shown],
+            context_free[1][shown]
         );
         let sentences = match &cfg.contextuality.sentences {
             Some(s) => Some(sentence_sequences(
@@ -234,7 +238,10 @@ impl Study {
         // visible input) has not converged: the rule counts only held-out losses below the
         // best loss of a model of this objective that ignores context.
         if let Some(rule) = training.plateau.as_mut() {
-            rule.context_free_loss = Some(self.context_free_level(training.objective));
+            // With a dev split the rule reads dev rows, so its gate is the dev half's level.
+            let i = if training.dev_split { 1 } else { 0 };
+            rule.context_free_loss =
+                Some(self.context_free[objective_index(training.objective)][i]);
         }
         let model = model.to_config(self.corpus.vocab.len_with_specials(), training.seq_len);
         (model, training)
@@ -251,9 +258,33 @@ impl Study {
 
     /// [`Study::context_free_loss`] of an objective.
     pub fn context_free_level(&self, objective: Objective) -> f64 {
-        match objective {
-            Objective::Mlm => self.context_free[0],
-            Objective::Clm => self.context_free[1],
+        self.context_free[objective_index(objective)][self.reported_index()]
+    }
+
+    /// The split losses are reported on: `test` with a dev split, else the whole held-out
+    /// block (`heldout`).
+    pub fn reported_split(&self) -> &'static str {
+        if self.cfg.training.dev_split {
+            "test"
+        } else {
+            "heldout"
+        }
+    }
+
+    fn reported_index(&self) -> usize {
+        if self.cfg.training.dev_split {
+            2
+        } else {
+            0
+        }
+    }
+
+    /// The loss a model is reported at: [`Study::reported_split`]'s of `losses`.
+    pub fn reported_loss(&self, losses: &training::HeldoutLosses) -> f64 {
+        if self.cfg.training.dev_split {
+            losses.test
+        } else {
+            losses.heldout
         }
     }
 
@@ -361,15 +392,22 @@ impl Study {
         if id == ModelId::Untrained {
             self.device.seed(seed);
             let model = model_cfg.init(&self.device);
-            let loss = training::heldout_loss(&model, &self.seqs, &training);
-            let curve = vec![CurvePoint {
-                step: 0,
-                split: "heldout".into(),
-                loss,
-                perplexity: loss.exp(),
-                lr: 0.0,
-                tokens_per_second: 0.0,
-            }];
+            let losses = training::heldout_losses(&model, &self.seqs, &training);
+            let mut splits = vec![("heldout", losses.heldout)];
+            if training.dev_split {
+                splits.extend([("dev", losses.dev), ("test", losses.test)]);
+            }
+            let curve = splits
+                .into_iter()
+                .map(|(split, loss)| CurvePoint {
+                    step: 0,
+                    split: split.into(),
+                    loss,
+                    perplexity: loss.exp(),
+                    lr: 0.0,
+                    tokens_per_second: 0.0,
+                })
+                .collect();
             return Ok((model, curve));
         }
         std::fs::create_dir_all(&dir)
@@ -920,10 +958,11 @@ impl Study {
     ) -> anyhow::Result<(Vec<TidyRow>, Vec<ItemRow>)> {
         let (model, curve) = self.transformer(id, seed)?;
         println!("measuring {} seed {seed}", id.name());
+        let split = self.reported_split();
         let heldout = curve
             .iter()
             .rev()
-            .find(|p| p.split == "heldout")
+            .find(|p| p.split == split)
             .map_or(f64::NAN, |p| p.loss);
         Ok(self.measure_transformer(&model, id, seed, heldout, Measures::ALL))
     }
@@ -1113,6 +1152,13 @@ impl Study {
             ],
         ));
         (rows, items)
+    }
+}
+
+fn objective_index(objective: Objective) -> usize {
+    match objective {
+        Objective::Mlm => 0,
+        Objective::Clm => 1,
     }
 }
 
@@ -1542,7 +1588,9 @@ impl Study {
                     )?;
                     &snapshot
                 };
-                let heldout = transformer::training::heldout_loss(at, &self.seqs, &training);
+                let heldout = self.reported_loss(&transformer::training::heldout_losses(
+                    at, &self.seqs, &training,
+                ));
                 let measured = self.measure_transformer(at, id, seed, heldout, what);
                 add(measured, step, step as u64 * self.tokens_per_step());
             }

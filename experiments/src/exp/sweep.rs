@@ -22,7 +22,6 @@ use serde::{Deserialize, Serialize};
 
 use analysis::geometry::embedding_scale;
 use burn::module::Module;
-use transformer::data::Objective;
 use transformer::training::{self, CurvePoint, RunControl, TrainingConfig};
 
 use super::settings::{ModelId, SweepConfig, QUICK_STEPS_PER_EPOCH};
@@ -243,7 +242,10 @@ fn sweep_run(
             .ok_or_else(|| anyhow::anyhow!("{}: the run has no dev rows", run_dir.display()))
     };
     let dev_loss = dev(&outcome.curve, true)?;
-    let context_free = context_free_dev_loss(study, t.objective, &t);
+    let context_free =
+        study
+            .seqs
+            .context_free_heldout_losses(t.objective, t.batch_size, t.eval_batches)[1];
     let model = outcome.model.valid();
     let counts = study.word_counts();
     let (embedding_std, embedding_std_by_frequency) = embedding_scale(&model, &counts);
@@ -267,24 +269,6 @@ fn sweep_run(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
     })
-}
-
-/// The dev loss of the best model that ignores context, on the dev batches a run scores.
-fn context_free_dev_loss(study: &Study, objective: Objective, t: &TrainingConfig) -> f64 {
-    let seqs = &study.seqs;
-    let model = seqs.context_free();
-    let n = t
-        .eval_batches
-        .unwrap_or_else(|| seqs.n_heldout_batches(t.batch_size));
-    let (mut loss, mut targets) = (0.0f64, 0usize);
-    for i in 0..transformer::recipe::dev_batches(n) {
-        let b = seqs.heldout_batch(objective, t.batch_size, i);
-        for &(pos, target) in &b.targets {
-            loss -= model.prob(objective, &b, pos, target).ln();
-            targets += 1;
-        }
-    }
-    loss / targets.max(1) as f64
 }
 
 /// What a kept row must match: the run the config asks for now at each rate.
