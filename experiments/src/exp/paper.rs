@@ -26,14 +26,17 @@ fn point(x: f64, s: &Summary) -> (f64, f64, Option<(f64, f64)>) {
 fn models(exp: Experiment, cast: &Cast) -> Vec<ModelId> {
     use ModelId::*;
     let clm = cast.clm;
-    let control = vec![cast.no_attention];
+    let control = cast.controls();
     // The untied pair beside the tied one, where the objectives are compared.
     let untied = cast.untied_models();
     match exp {
         // CLM beside MLM: the objective is the transformer's other reading of the corpus.
-        Experiment::Analogy | Experiment::Similarity => {
-            [vec![Sgns, Cbow, Mlm, clm], untied].concat()
-        }
+        Experiment::Analogy | Experiment::Similarity => [
+            vec![Sgns, Cbow, Mlm, clm],
+            untied,
+            cast.no_attention_untied.into_iter().collect(),
+        ]
+        .concat(),
         Experiment::Layers => vec![Sgns, Mlm],
         // The untrained model of each seed is the masked LM's initialisation: the reference
         // of its weight geometry.

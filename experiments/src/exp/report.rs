@@ -638,7 +638,8 @@ fn head_confound(w: &mut String, src: &Sources, ev: &Evidence) {
     let (mlm_untied, _) = src.cast.untied;
     let mut lines = Vec::new();
     for b in ["WS-353-ALL", "SIMLEX-999", "MEN-TR-3k"] {
-        for m in src.cast.untied_models() {
+        let untied = src.cast.untied_models().into_iter();
+        for m in untied.chain(src.cast.no_attention_untied) {
             let input = fixed(
                 &format!("{} input embedding", m.label()),
                 m.name(),

@@ -216,6 +216,10 @@ pub struct Roles {
     /// embedding.
     pub mlm_untied: String,
     pub clm_untied: String,
+    /// The no-attention control with an untied head, read beside the untied masked LM (its
+    /// input embedding and output matrix apart, its collocation and contextuality beside the
+    /// tied control's); absent in configs that do not train it.
+    pub no_attention_untied: Option<String>,
 }
 
 impl Default for Roles {
@@ -227,6 +231,7 @@ impl Default for Roles {
             no_attention: ModelId::NoAttention.name().into(),
             mlm_untied: ModelId::MlmUntied.name().into(),
             clm_untied: ModelId::ClmMatchedUntied.name().into(),
+            no_attention_untied: None,
         }
     }
 }
@@ -240,6 +245,8 @@ pub struct Cast {
     pub no_attention: ModelId,
     /// (masked LM, causal LM), both with untied heads ([`Roles::clm_untied`]).
     pub untied: (ModelId, ModelId),
+    /// [`Roles::no_attention_untied`].
+    pub no_attention_untied: Option<ModelId>,
 }
 
 impl Roles {
@@ -268,6 +275,10 @@ impl Roles {
                 id("mlm_untied", &self.mlm_untied)?,
                 id("clm_untied", &self.clm_untied)?,
             ),
+            no_attention_untied: match &self.no_attention_untied {
+                Some(name) => Some(id("no_attention_untied", name)?),
+                None => None,
+            },
         })
     }
 }
@@ -276,6 +287,13 @@ impl Cast {
     /// The untied masked and causal LM ([`Roles::clm_untied`]), in that order.
     pub fn untied_models(&self) -> Vec<ModelId> {
         vec![self.untied.0, self.untied.1]
+    }
+
+    /// The attention controls: the tied one, and the untied one where a config trains it.
+    pub fn controls(&self) -> Vec<ModelId> {
+        std::iter::once(self.no_attention)
+            .chain(self.no_attention_untied)
+            .collect()
     }
 }
 
@@ -666,5 +684,16 @@ mod recipe_tests {
             ModelId::from_name("transformer-mlm-no-attention-untied-head"),
             Some(ModelId::NoAttentionUntied)
         );
+        // The untied control plays a role only where a config names it.
+        let mut roles = Roles::default();
+        assert_eq!(roles.cast().unwrap().controls(), [ModelId::NoAttention]);
+        roles.no_attention_untied = Some("transformer-mlm-no-attention-untied-head".into());
+        assert_eq!(
+            roles.cast().unwrap().controls(),
+            [ModelId::NoAttention, ModelId::NoAttentionUntied]
+        );
+        roles.no_attention_untied = Some("word2vec-sgns".into());
+        let e = roles.cast().unwrap_err().to_string();
+        assert!(e.contains("[roles] no_attention_untied"), "{e}");
     }
 }
