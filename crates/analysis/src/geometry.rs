@@ -405,6 +405,39 @@ pub fn project_rows(
     out
 }
 
+/// Linear CKA between `x` (`n` rows of `kx`) and `x` seen through random Gaussian
+/// projections to `k` columns, the mean over `draws` projections (seeded): what any projection
+/// of that shape keeps of `x`'s geometry, the reference for CKA(E W^h, E) of a trained head.
+/// Linear CKA does not change with the projection's scale, so the draws are N(0, 1).
+pub fn random_projection_cka(
+    x: &[f32],
+    kx: usize,
+    k: usize,
+    n: usize,
+    draws: usize,
+    seed: u64,
+) -> f64 {
+    let mut rng = crate::inference::SplitMix64::new(seed ^ 0x7072_6F6A);
+    let mut normal = move || {
+        // Box-Muller: two uniforms in (0, 1] -> one standard normal.
+        let u = 1.0 - rng.next_f32() as f64;
+        let v = rng.next_f32() as f64;
+        ((-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()) as f32
+    };
+    let mut sum = 0.0;
+    for _ in 0..draws.max(1) {
+        let w: Vec<f32> = (0..kx * k).map(|_| normal()).collect();
+        let mut y = vec![0f32; n * k];
+        for i in 0..n {
+            for j in 0..k {
+                y[i * k + j] = (0..kx).map(|c| x[i * kx + c] * w[c * k + j]).sum();
+            }
+        }
+        sum += linear_cka_wide(&x[..n * kx], kx, &y, k, n);
+    }
+    sum / draws.max(1) as f64
+}
+
 /// The scale of a model's input embedding over the word rows: for each coordinate its
 /// standard deviation across words, then the root mean square over coordinates; plain, and
 /// with each word weighted by its count (the scale of the input the model reads, token by
@@ -441,6 +474,27 @@ pub fn scale_of(values: &[f32], d: usize, counts: &[f64]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn random_projections_keep_all_of_a_rank_one_table_and_less_of_a_rank_two_one() {
+        // Rows a_i u (one direction): any projection gives rows a_i (u W), the same Gram
+        // matrix up to scale, so CKA 1 for every draw. Two directions projected to one column
+        // lose one of them: below 1.
+        let n = 200;
+        let a = |i: usize| (i as f32 * 0.37).sin();
+        let b = |i: usize| (i as f32 * 0.11).cos();
+        let rank1: Vec<f32> = (0..n)
+            .flat_map(|i| [a(i), 2.0 * a(i), -a(i), 0.5 * a(i)])
+            .collect();
+        let one = random_projection_cka(&rank1, 4, 3, n, 5, 1);
+        assert!((one - 1.0).abs() < 1e-4, "{one}");
+        let rank2: Vec<f32> = (0..n)
+            .flat_map(|i| [a(i), b(i), a(i) + b(i), a(i) - b(i)])
+            .collect();
+        let less = random_projection_cka(&rank2, 4, 1, n, 5, 1);
+        assert!(less > 0.0 && less < 0.95, "{less}");
+        assert_eq!(less, random_projection_cka(&rank2, 4, 1, n, 5, 1), "seeded");
+    }
 
     #[test]
     fn the_embedding_scale_is_each_coordinates_spread_plain_and_weighted() {

@@ -442,6 +442,26 @@ fn init_reference(src: &Sources) -> Vec<String> {
             verdict(&diff, "trained head", "random projection"),
         ));
     }
+    let random = src.seed_means(
+        exp,
+        MLM,
+        through_head("cka_with_embedding_random_projections"),
+    );
+    let paired: Vec<(f64, f64)> = trained
+        .iter()
+        .filter_map(|&(s, t)| Some((t, at(&random, s)?)))
+        .collect();
+    if paired.len() >= 2 {
+        let diff = seed_mean(&paired.iter().map(|p| p.0 - p.1).collect::<Vec<_>>());
+        lines.push(format!(
+            "linear CKA(E W^h, E) of the trained E through each trained layer-1 head {} against through fresh Gaussian projections of the same shape (10 draws) {}, over {} seeds: difference {}: {}",
+            fmt_iv(&seed_mean(&paired.iter().map(|p| p.0).collect::<Vec<_>>())),
+            fmt_iv(&seed_mean(&paired.iter().map(|p| p.1).collect::<Vec<_>>())),
+            paired.len(),
+            fmt_iv(&diff),
+            verdict(&diff, "trained head", "random projections"),
+        ));
+    }
     lines
 }
 
@@ -1384,9 +1404,22 @@ mod tests {
                 seed,
                 through_initial,
             );
+            push(
+                ModelId::Mlm,
+                e,
+                "geometry",
+                "cka_with_embedding_random_projections",
+                seed,
+                0.3,
+            );
         }
         let lines = init_reference(&sources_with(Experiment::Qkv, rows));
-        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert!(
+            lines[3].ends_with("against through fresh Gaussian projections of the same shape (10 draws) 0.300 [0.300, 0.300], over 3 seeds: difference 0.200 [0.200, 0.200]: trained head higher (the interval excludes 0)"),
+            "{}",
+            lines[3]
+        );
         assert_eq!(lines[2], "linear CKA(E W^h, E) of the trained E through each trained layer-1 head 0.500 [0.500, 0.500] against through the same seed's initial head (a random projection of the same shape) 0.420 [0.370, 0.470], over 3 seeds: difference 0.080 [0.030, 0.130]: trained head higher (the interval excludes 0)");
         assert_eq!(lines[0], "linear CKA(W_Q, W_K), each layer and head, over 3 seeds: raw, trained 0.310 [0.285, 0.335] and at initialisation 0.200 [0.200, 0.200], trained - initial 0.110 [0.085, 0.135]: trained higher (the interval excludes 0); above its permutation null, trained 0.260 [0.235, 0.285] and at initialisation 0.000 [0.000, 0.000], trained - initial 0.260 [0.235, 0.285]: trained higher (the interval excludes 0)");
         assert!(

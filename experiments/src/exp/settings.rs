@@ -56,7 +56,7 @@ pub struct ContextualityConfig {
 /// A file of sentences in WikiText's tokenised form (`data/corpora/wikitext-2-valid.txt.gz`),
 /// cut into sentences at their final tokens and encoded with the study's vocabulary
 /// ([`corpus::Corpus::encode_sentences`]); the first `ContextualityConfig::sequences` of them
-/// with at least 3 words, each `[CLS] words [SEP]` padded to the training's sequence length.
+/// with at least 3 words, each `[CLS] words` padded to the training's sequence length.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sentences {

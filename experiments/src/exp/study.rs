@@ -33,6 +33,7 @@ use analysis::collocation::{collocation_pairs, collocation_score, CollocationPai
 use analysis::geometry::{
     activation_geometry, attention_geometry, attention_update_geometry, contextuality,
     embedding_scale, linear_cka_wide, linear_cka_wide_null, project_rows, qkv_per_layer,
+    random_projection_cka,
 };
 use analysis::representations::{
     aggregated, decontextualized, embedding_table, lm_head_table, Aggregated, Readout,
@@ -98,7 +99,7 @@ pub struct Study {
     /// held-out targets the models are scored on ([`Sequences::context_free_heldout_losses`]):
     /// on the whole block, its dev half and its test half.
     context_free: [[f64; 3]; 2],
-    /// `[contextuality] sentences`, encoded: `[CLS] words [SEP]` padded to the sequence
+    /// `[contextuality] sentences`, encoded: `[CLS] words` padded to the sequence
     /// length, row-major ([`Study::sentence_sequences`]).
     sentences: Option<Vec<u32>>,
 }
@@ -666,6 +667,7 @@ impl Study {
                 let null = linear_cka_wide_null(x, d, y, layer.d_k, n_cka, 10, seed);
                 let random = project_rows(&e.data()[..n_cka * d], d, w0, layer.d_out, h, layer.d_k);
                 let through_initial = linear_cka_wide(x, d, &random, layer.d_k, n_cka);
+                let projections = random_projection_cka(x, d, layer.d_k, n_cka, 10, seed);
                 rows.extend(template.measures(
                     "geometry",
                     n_cka,
@@ -673,6 +675,7 @@ impl Study {
                         ("cka_with_embedding", cka),
                         ("cka_with_embedding_null", null),
                         ("cka_with_embedding_initial_head", through_initial),
+                        ("cka_with_embedding_random_projections", projections),
                     ],
                 ));
             }
@@ -1163,8 +1166,9 @@ fn objective_index(objective: Objective) -> usize {
 }
 
 /// `[contextuality] sentences` as sequences the models read: the first `max` sentences of at
-/// least 3 words, each `[CLS] words [SEP]` (words cut to `seq_len - 2`) padded with `[PAD]` to
-/// `seq_len`, row-major. An error names the file.
+/// least 3 words, each `[CLS] words` (words cut to `seq_len - 1`; no `[SEP]`, which training
+/// only ever puts at the last position) padded with `[PAD]` to `seq_len`, row-major. An error
+/// names the file.
 pub fn sentence_sequences(
     corpus: &Corpus,
     s: &super::settings::Sentences,
@@ -1180,7 +1184,7 @@ pub fn sentence_sequences(
         s.lowercase,
         s.drop_punctuation,
         3,
-        seq_len.saturating_sub(2),
+        seq_len.saturating_sub(1),
     );
     if sentences.is_empty() {
         anyhow::bail!(
@@ -1191,9 +1195,10 @@ pub fn sentence_sequences(
     let sp = corpus.vocab.specials();
     let mut out = Vec::new();
     for words in sentences.iter().take(max) {
+        // No [SEP]: in training it always sits at the last position, and a [SEP] right after
+        // a short sentence would be a token the models never saw there.
         out.push(sp.cls);
         out.extend_from_slice(words);
-        out.push(sp.sep);
         out.resize(out.len().next_multiple_of(seq_len), sp.pad);
     }
     Ok(out)
@@ -1629,13 +1634,13 @@ mod tests {
         let rows = sentence_sequences(&corpus, &s, 6, 10).unwrap();
         let sp = corpus.vocab.specials();
         let id = |w: &str| corpus.vocab.id(w).unwrap();
-        // "the cat sat" padded; "on the mat the cat sat on the mat" cut to 4 words; "cat" is
-        // too short.
+        // "the cat sat" padded; "on the mat the cat sat on the mat" cut to 5 words; "cat" is
+        // too short. No [SEP].
         assert_eq!(
             rows,
             [
-                vec![sp.cls, id("the"), id("cat"), id("sat"), sp.sep, sp.pad],
-                vec![sp.cls, id("on"), id("the"), id("mat"), id("the"), sp.sep],
+                vec![sp.cls, id("the"), id("cat"), id("sat"), sp.pad, sp.pad],
+                vec![sp.cls, id("on"), id("the"), id("mat"), id("the"), id("cat")],
             ]
             .concat()
         );
