@@ -38,6 +38,13 @@ pub enum Objective {
     Clm,
 }
 
+/// Of `n` held-out batches, the first `n / 2` are the dev block and the rest the test block
+/// (contiguous text: the held-out sequences are in corpus order). Fewer than 2 batches cannot
+/// be split: `dev_split` is then refused when the run starts.
+pub fn dev_batches(n: usize) -> usize {
+    n / 2
+}
+
 #[derive(Clone)]
 pub struct Sequences {
     /// `seq_len` ids per sequence, row-major.
@@ -250,7 +257,7 @@ impl Sequences {
     }
 
     /// [`Sequences::context_free_heldout_loss`] on the whole block and, split as a run with
-    /// `dev_split` splits it ([`crate::recipe::dev_batches`]), on its dev and test halves:
+    /// `dev_split` splits it ([`dev_batches`]), on its dev and test halves:
     /// `[whole, dev, test]`, the chance levels of a curve's `heldout`, `dev` and `test` rows.
     pub fn context_free_heldout_losses(
         &self,
@@ -260,7 +267,7 @@ impl Sequences {
     ) -> [f64; 3] {
         let model = self.context_free();
         let n = n_batches.unwrap_or_else(|| self.n_heldout_batches(batch));
-        let n_dev = crate::recipe::dev_batches(n);
+        let n_dev = dev_batches(n);
         let mut sums = [(0.0f64, 0usize); 3];
         for i in 0..n {
             let b = self.heldout_batch(objective, batch, i);

@@ -468,7 +468,7 @@ pub(crate) struct RunState {
     heldout: (f64, usize),
     dev: (f64, usize),
     test: (f64, usize),
-    /// Held-out batches `0..dev_batches` are the dev block ([`crate::recipe::dev_batches`]).
+    /// Held-out batches `0..dev_batches` are the dev block ([`crate::data::dev_batches`]).
     pub dev_batches: usize,
     pub error: Option<TrainError>,
     pub last_checkpoint: String,

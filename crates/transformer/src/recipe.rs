@@ -57,7 +57,7 @@ pub struct TrainingConfig {
     /// those before the stop. Left out of the JSON when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub snapshot_steps: Vec<usize>,
-    /// Split the held-out block into a dev half and a test half ([`dev_batches`]): every
+    /// Split the held-out block into a dev half and a test half ([`crate::data::dev_batches`]): every
     /// evaluation also writes `dev` and `test` rows, the plateau rule reads `dev`, and a
     /// learning-rate sweep chooses on `dev`, so that the reported (`test`) loss is not the one
     /// anything was chosen on. Left out of the JSON when off (run hashes do not move).
@@ -69,13 +69,6 @@ pub struct TrainingConfig {
     /// which therefore stay what the seed gives without it. Left out of the JSON when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frozen_embedding_std: Option<f64>,
-}
-
-/// Of `n` held-out batches, the first `n / 2` are the dev block and the rest the test block
-/// (contiguous text: the held-out sequences are in corpus order). Fewer than 2 batches cannot
-/// be split: `dev_split` is then refused when the run starts.
-pub fn dev_batches(n: usize) -> usize {
-    n / 2
 }
 
 /// The plateau rule: at an evaluation, stop when the held-out loss is less than `min_gain` nats
@@ -371,7 +364,7 @@ mod tests {
             point(20, "test", 5.0),
         ]);
         assert_eq!(plateau_step(&curve, &rule), Some(30));
-        assert_eq!(dev_batches(21), 10);
-        assert_eq!(dev_batches(1), 0);
+        assert_eq!(crate::data::dev_batches(21), 10);
+        assert_eq!(crate::data::dev_batches(1), 0);
     }
 }

@@ -162,7 +162,7 @@ pub fn heldout_loss(model: &Transformer, data: &Sequences, cfg: &TrainingConfig)
 }
 
 /// The held-out loss of a model and, split as a run with `dev_split` splits it
-/// ([`crate::recipe::dev_batches`]), its dev and test halves: what the curve's `heldout`,
+/// ([`crate::data::dev_batches`]), its dev and test halves: what the curve's `heldout`,
 /// `dev` and `test` rows of an evaluation hold.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HeldoutLosses {
@@ -181,7 +181,7 @@ pub fn heldout_losses(
     let n = cfg
         .eval_batches
         .unwrap_or_else(|| data.n_heldout_batches(cfg.batch_size));
-    let n_dev = crate::recipe::dev_batches(n);
+    let n_dev = crate::data::dev_batches(n);
     let mut sums = [(0.0f64, 0usize); 3];
     for i in 0..n {
         let batch = data.heldout_batch(cfg.objective, cfg.batch_size, i);
@@ -359,7 +359,7 @@ pub fn train(
         interrupter.clone(),
     )));
     state.lock().unwrap_or_else(|e| e.into_inner()).dev_batches =
-        crate::recipe::dev_batches(heldout_batches);
+        crate::data::dev_batches(heldout_batches);
     let checkpoints = crate::engine::Checkpoints::new(state.clone(), run_dir, model_cfg, &model);
     let train_data =
         crate::engine::StepLoader::new(data.clone(), shared_cfg.clone(), blocks, devices);
