@@ -659,6 +659,12 @@ fn a_dev_split_halves_the_heldout_block_and_its_rows_are_the_models_losses() {
     );
     assert_ne!(direct.dev, direct.test, "the halves score different text");
 
+    // A run stopped after step 4 and resumed writes the same dev and test rows as the run
+    // that never stopped.
+    let dir = tempfile::tempdir().unwrap();
+    train(&model_cfg, &cfg, &data, &device, dir.path(), &stop_after(4)).unwrap();
+    let resumed = train(&model_cfg, &cfg, &data, &device, dir.path(), &resuming()).unwrap();
+    assert_eq!(curve(&resumed.curve), curve(&out.curve));
     // More evaluation batches than the held-out split has would wrap round onto dev
     // sequences in the test half: refused.
     let wrapping = TrainingConfig {
