@@ -154,14 +154,26 @@ pub fn read_checked(path: &Path) -> Result<Loaded, FormatError> {
                     path.display()
                 ));
             }
-            if body_is_text(body) {
+            let as_text = || -> Result<(WordVectors, Detected), FormatError> {
                 check_size(n, dim, 2, 1, body.len(), "text", &malformed)?;
-                let v = read_text_body(body, Some(n), dim, 2, &malformed)?;
-                (v, Detected::Text)
-            } else {
+                Ok((
+                    read_text_body(body, Some(n), dim, 2, &malformed)?,
+                    Detected::Text,
+                ))
+            };
+            let as_binary = || -> Result<(WordVectors, Detected), FormatError> {
                 check_size(n, dim, 4, 0, body.len(), "binary", &malformed)?;
                 let v = read_binary_body(body, n, dim, first_end + 1, &malformed)?;
-                (v, Detected::Binary)
+                Ok((v, Detected::Binary))
+            };
+            // The first row says which the body looks like; a binary row whose float bytes
+            // happen to read as a word and numbers up to a 0x0A byte looks like text (a
+            // fuzzed table found one), so the other reading is tried when the likely one
+            // fails, and the likely one's error is the one reported.
+            if body_is_text(body) {
+                as_text().or_else(|e| as_binary().map_err(|_| e))?
+            } else {
+                as_binary().or_else(|e| as_text().map_err(|_| e))?
             }
         }
         None => match first.and_then(glove_dim) {

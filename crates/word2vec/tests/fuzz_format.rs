@@ -101,3 +101,26 @@ proptest! {
         let _ = read_bytes(&bytes);
     }
 }
+
+/// The case the fuzzer found on CI: a binary row whose float bytes read as a word and a number
+/// up to a 0x0A byte, so the first row looked like text. It reads back as the binary table.
+#[test]
+fn a_binary_row_that_looks_like_text_reads_back_as_binary() {
+    let v = WordVectors::new(vec!["é".into()], 4, vec![1.837_200_3e38, 0.0, 0.0, 0.0]);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.bin");
+    write(&v, &p, Format::Binary).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    let body = &bytes[bytes.iter().position(|&b| b == b'\n').unwrap() + 1..];
+    let line = &body[..body.iter().position(|&b| b == b'\n').unwrap()];
+    assert!(
+        std::str::from_utf8(line).is_ok(),
+        "the planted row must look like text: {line:?}"
+    );
+    let back = read_checked(&p).unwrap().vectors;
+    assert_eq!(back.words(), v.words());
+    assert_eq!(
+        back.data().iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        v.data().iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+    );
+}
