@@ -188,14 +188,23 @@ fn sweep_run_dir(
 ) -> anyhow::Result<(PathBuf, TrainingConfig)> {
     let (model_cfg, _) = study.variant(id, seed);
     let t = sweep_training(study, args, id, seed, lr, sweep)?;
-    let key = TransformerKey {
-        corpus: study.corpus_config(),
-        model: &model_cfg,
-        training: &t,
-        backend: study.kind.name(),
-    };
+    let key = sweep_key(study, &model_cfg, &t);
     let dir = runs::run_dir(&study.out, &format!("sweep-{}", id.name()), seed, &key);
     Ok((dir, t))
+}
+
+/// What a sweep run's directory is keyed by: the study's run key with the sweep's training.
+fn sweep_key<'a>(
+    study: &'a Study,
+    model: &'a transformer::TransformerConfig,
+    training: &'a TrainingConfig,
+) -> TransformerKey<'a> {
+    TransformerKey {
+        corpus: study.corpus_config(),
+        model,
+        training,
+        backend: study.kind.name(),
+    }
 }
 
 fn sweep_run(
@@ -208,12 +217,7 @@ fn sweep_run(
 ) -> anyhow::Result<SweepRow> {
     let (model_cfg, _) = study.variant(id, seed);
     let (run_dir, t) = sweep_run_dir(study, args, id, seed, lr, sweep)?;
-    let key = TransformerKey {
-        corpus: study.corpus_config(),
-        model: &model_cfg,
-        training: &t,
-        backend: study.kind.name(),
-    };
+    let key = sweep_key(study, &model_cfg, &t);
     std::fs::create_dir_all(&run_dir)?;
     runs::record_key(&run_dir, &key)?;
     println!(
