@@ -3,7 +3,8 @@
 # by side (what `--exp sweep` does one after another), each in its own output directory under
 # $WORK, their per-(variant, seed) CSVs then gathered into results/sweep/ and the choice made
 # there (results/sweep/chosen.csv). Resumable: a finished (variant, seed) is kept, a run cut
-# off resumes from its checkpoint. Usage: scripts/sweep.sh [parallel processes, default 2].
+# off resumes from its checkpoint. Usage: scripts/sweep.sh [parallel processes, default 2];
+# MODELS="m1 m2" runs only those variants of the config's list.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 par="${1:-2}"
@@ -14,7 +15,7 @@ cargo build -q -p experiments
 bin="$work/experiments"
 [ -x "$bin" ] || cp "$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug/experiments" "$bin"
 jobs=$(python3 - <<'PY'
-import tomllib, pathlib
+import os, sys, tomllib, pathlib
 def load(p):
     t = tomllib.loads(p.read_text())
     base = t.pop("extends", None)
@@ -30,6 +31,11 @@ def load(p):
 c = load(pathlib.Path("experiments/configs/sweep.toml"))
 s = c.get("sweep", {})
 models = s.get("models") or [m for m in c["dynamics"]["models"] if m.startswith("transformer-") and m != "transformer-untrained"]
+only = os.environ.get("MODELS", "").split()
+unknown = [m for m in only if m not in models]
+if unknown:
+    sys.exit(f"MODELS names {unknown}, not in the sweep's models {models}")
+models = [m for m in models if not only or m in only]
 for seed in s["seeds"]:
     for m in models:
         print(m, seed)

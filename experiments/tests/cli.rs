@@ -534,6 +534,14 @@ fn config_values_burn_cannot_take_are_refused_naming_file_and_key() {
             "[training]\nobjective = \"clm\"\nclm_target_fraction = 1.5\n",
             "[training] clm_target_fraction must be in (0, 1], got 1.5",
         ),
+        (
+            "[training]\nlm_head_init = \"zero\"\n",
+            "lm_head_init = \"zero\" is for an untied LM head",
+        ),
+        (
+            "[training]\nlm_head_init = \"copy\"\n",
+            "unknown variant `copy`, expected one of `normal`, `zero`, `embedding`",
+        ),
     ] {
         let config = dir.path().join("bad.toml");
         std::fs::write(&config, body).unwrap();

@@ -125,3 +125,53 @@ fn a_variant_and_seed_become_tidy_rows_through_the_library() {
     // The per-item outcomes behind the intervals: WS-353 pairs among the planted words.
     assert!(items.iter().any(|i| i.benchmark == "WS-353-ALL"));
 }
+
+/// `[training] lm_head_init` reaches the untied variants only: a tied variant's recipe (and so
+/// its run's key) is the one without it, so setting it for the untied heads retrains nothing
+/// tied.
+#[test]
+fn the_untied_heads_start_reaches_only_the_untied_variants() {
+    use transformer::training::LmHeadInit;
+    let dir = tempfile::tempdir().unwrap();
+    let (text, _) = planted_corpus();
+    let corpus = dir.path().join("planted.txt");
+    std::fs::write(&corpus, text).unwrap();
+    let out = dir.path().join("out");
+    let args = Args::parse_from([
+        "experiments",
+        "--exp",
+        "analogy",
+        "--quick",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let mut cfg = Config::default();
+    cfg.quick();
+    let plain = Study::load(&args, cfg.clone()).unwrap();
+    cfg.training.lm_head_init = LmHeadInit::Embedding;
+    let copied = Study::load(&args, cfg).unwrap();
+    for id in [
+        ModelId::Mlm,
+        ModelId::Untrained,
+        ModelId::ClmMatched,
+        ModelId::SharedQk,
+        ModelId::SharedQkv,
+        ModelId::NoAttention,
+    ] {
+        let json = |s: &Study| serde_json::to_string(&s.variant(id, 1)).unwrap();
+        assert_eq!(json(&copied), json(&plain), "{id:?}");
+    }
+    for id in [
+        ModelId::MlmUntied,
+        ModelId::ClmMatchedUntied,
+        ModelId::FrozenUntied,
+        ModelId::NoAttentionUntied,
+    ] {
+        let (model, training) = copied.variant(id, 1);
+        assert!(!model.tie_lm_head, "{id:?}");
+        assert_eq!(training.lm_head_init, LmHeadInit::Embedding, "{id:?}");
+        assert_eq!(plain.variant(id, 1).1.lm_head_init, LmHeadInit::Normal);
+    }
+}

@@ -381,6 +381,24 @@ impl Transformer {
         self
     }
 
+    /// The untied LM head set to `W_out = E^T` (a copy of the token embedding as it stands, which
+    /// then trains on its own), or to zeros when `zero`
+    /// ([`crate::recipe::LmHeadInit`]). `None` for a tied head, which has no matrix of its own.
+    pub fn with_lm_head_start(mut self, zero: bool) -> Option<Transformer> {
+        let head = self.lm_head.as_mut()?;
+        let [d_model, vocab] = head.weight.dims();
+        let device = head.weight.device();
+        let start = if zero {
+            Tensor::<2>::zeros([d_model, vocab], &device)
+        } else {
+            // Through TensorData: an owned, contiguous leaf with no link to the embedding's graph.
+            let e = self.token_embedding.weight.val().detach().transpose();
+            Tensor::from_data(e.into_data(), &device)
+        };
+        head.weight = burn::module::Param::from_tensor(start);
+        Some(self)
+    }
+
     /// `tokens`: `[batch, seq]`; `pad`: true at padding positions; `causal`: causal attention.
     pub fn forward(
         &self,

@@ -69,6 +69,37 @@ pub struct TrainingConfig {
     /// which therefore stay what the seed gives without it. Left out of the JSON when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frozen_embedding_std: Option<f64>,
+    /// How an untied LM head starts ([`LmHeadInit`]); a tied head is the token embedding and
+    /// has no start of its own, so a tied model refuses anything but the default. Left out of
+    /// the JSON when it is the default (run hashes do not move).
+    #[serde(skip_serializing_if = "LmHeadInit::is_normal")]
+    pub lm_head_init: LmHeadInit,
+}
+
+/// The start of an untied LM head `W_out` (`[d_model, vocab]`, logits `LN(h) W_out + b`).
+///
+/// Why it matters: a tied head starts with the copy path built in (the logit of the input
+/// token `w` at its own position is `LN(e_w + p) . e_w`, positive), so a masked LM with a tied
+/// head leaves the unigram plateau by copying its visible input, then by context. An untied
+/// head drawn at random has no such path and can sit at the unigram entropy for epochs (seen in
+/// the fair-budget study). Which start to use is chosen on the dev split (docs/method.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LmHeadInit {
+    /// N(0, [`crate::model::INIT_STD`]²), like every other weight.
+    #[default]
+    Normal,
+    /// All zeros: step 0 predicts the output bias alone (the readout of muP, Yang et al. 2021).
+    Zero,
+    /// A copy of the initial token embedding, transposed (`W_out = E_0^T`): step 0 is exactly the
+    /// tied model; afterwards the two matrices train apart.
+    Embedding,
+}
+
+impl LmHeadInit {
+    pub fn is_normal(&self) -> bool {
+        *self == LmHeadInit::Normal
+    }
 }
 
 /// The plateau rule: at an evaluation, stop when the held-out loss is less than `min_gain` nats
@@ -147,6 +178,7 @@ impl Default for TrainingConfig {
             snapshot_steps: Vec::new(),
             dev_split: false,
             frozen_embedding_std: None,
+            lm_head_init: LmHeadInit::Normal,
         }
     }
 }

@@ -22,11 +22,11 @@ use crate::checkpoint::{self, Pending};
 use crate::data::{Batch, Objective, Sequences};
 use crate::loss::target_log_probs;
 pub use crate::loss::{batch_loss, target_loss};
-use crate::model::{Transformer, TransformerConfig};
+use crate::model::{ModelSettings, Transformer, TransformerConfig};
 use crate::progress::Progress;
 pub use crate::progress::PROGRESS_EVERY;
 pub use crate::recipe::{
-    finished, plateau_step, step_seed, CurvePoint, Plateau, TrainError, TrainingConfig,
+    finished, plateau_step, step_seed, CurvePoint, LmHeadInit, Plateau, TrainError, TrainingConfig,
 };
 
 pub use crate::checkpoint::TransformerConfigRecord;
@@ -161,6 +161,47 @@ pub fn heldout_loss(model: &Transformer, data: &Sequences, cfg: &TrainingConfig)
     heldout_losses(model, data, cfg).heldout
 }
 
+/// The weights a run starts from, before the output bias ([`TrainingConfig::unigram_bias_init`]
+/// needs the data): the seed's draw of `model_cfg`, then the frozen input redrawn at
+/// [`TrainingConfig::frozen_embedding_std`], then the untied head's start
+/// ([`TrainingConfig::lm_head_init`]). Seeds `device`. What a measurement reads as a run's
+/// initialisation (its W0) comes from here too, so it is exactly what the run started from.
+pub fn initial_model(
+    model_cfg: &TransformerConfig,
+    cfg: &TrainingConfig,
+    device: &Device,
+) -> Result<Transformer, TrainError> {
+    fits_model(&model_cfg.settings(), cfg)?;
+    device.seed(cfg.seed);
+    let mut model = model_cfg.init(device);
+    if let Some(std) = cfg.frozen_embedding_std {
+        model = model.with_token_embedding_std(std, true, device);
+    }
+    if cfg.lm_head_init != LmHeadInit::Normal {
+        model = model
+            .with_lm_head_start(cfg.lm_head_init == LmHeadInit::Zero)
+            .expect("fits_model: the head is untied");
+    }
+    Ok(model)
+}
+
+/// The training options that need a model of some kind: a frozen input's scale needs a frozen
+/// input, an untied head's start needs an untied head.
+pub fn fits_model(model_cfg: &ModelSettings, cfg: &TrainingConfig) -> Result<(), TrainError> {
+    if cfg.frozen_embedding_std.is_some() && !model_cfg.freeze_embeddings {
+        return Err(TrainError::Config(
+            "frozen_embedding_std is for a frozen input embedding ([model] freeze_embeddings = true)".into(),
+        ));
+    }
+    if cfg.lm_head_init != LmHeadInit::Normal && model_cfg.tie_lm_head {
+        return Err(TrainError::Config(format!(
+            "lm_head_init = {:?} is for an untied LM head; this model ties its head to the token embedding ([model] tie_lm_head = true)",
+            format!("{:?}", cfg.lm_head_init).to_lowercase()
+        )));
+    }
+    Ok(())
+}
+
 /// The held-out loss of a model and, split as a run with `dev_split` splits it
 /// ([`crate::data::dev_batches`]), its dev and test halves: what the curve's `heldout`,
 /// `dev` and `test` rows of an evaluation hold.
@@ -268,18 +309,10 @@ pub fn train(
             cfg.batch_size
         )));
     }
+    fits_model(&model_cfg.settings(), cfg)?;
     let _lock = checkpoint::lock(run_dir)?;
     let device = device.clone().autodiff();
-    device.seed(cfg.seed);
-    let mut model = model_cfg.init(&device);
-    if let Some(std) = cfg.frozen_embedding_std {
-        if !model_cfg.freeze_embeddings {
-            return Err(TrainError::Config(
-                "frozen_embedding_std is for a frozen input embedding ([model] freeze_embeddings = true)".into(),
-            ));
-        }
-        model = model.with_token_embedding_std(std, true, &device);
-    }
+    let mut model = initial_model(model_cfg, cfg, &device)?;
     let heldout_batches =
         (cfg.eval_batches).unwrap_or_else(|| data.n_heldout_batches(cfg.batch_size));
     if cfg.dev_split && heldout_batches > data.n_heldout_batches(cfg.batch_size) {

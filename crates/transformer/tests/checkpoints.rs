@@ -800,3 +800,104 @@ fn a_frozen_embedding_is_drawn_at_the_asked_scale_and_stays_there() {
         other => panic!("expected a config error, got {:?}", other.map(|o| o.curve)),
     }
 }
+
+/// `lm_head_init`: an untied head copied from the embedding starts as exactly the tied model
+/// (same logits at step 0, every other weight the seed's), zeros start at the bias alone; the
+/// head then trains apart from the embedding, a run with it resumes exactly, and a tied model
+/// refuses the option, naming it.
+#[test]
+fn an_untied_head_starts_as_asked_and_resumes_exactly() {
+    use transformer::training::{initial_model, LmHeadInit};
+    let _serial = serial();
+    let corpus = corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    let device = Device::flex();
+    let vocab = corpus.vocab.len_with_specials();
+    let tied = model(vocab, 0.0);
+    let untied = model(vocab, 0.0).with_tie_lm_head(false);
+    let copied = TrainingConfig {
+        lm_head_init: LmHeadInit::Embedding,
+        ..training(6)
+    };
+    let start = initial_model(&untied, &copied, &device).unwrap();
+    let tied_start = initial_model(&tied, &training(6), &device).unwrap();
+    let flat = |t: Tensor<2>| -> Vec<f32> { t.into_data().iter::<f32>().collect() };
+    let head = start.lm_head.as_ref().unwrap().weight.val();
+    assert_eq!(head.dims(), [16, vocab]);
+    assert_eq!(
+        flat(head.transpose()),
+        flat(start.token_embedding.weight.val())
+    );
+    // The same step-0 logits as the tied model of the same seed: the untied model's other
+    // weights are drawn in the same order (the head comes last).
+    let hidden = Tensor::<2>::random(
+        [3, 16],
+        burn::tensor::Distribution::Normal(0.0, 1.0),
+        &device,
+    );
+    let a = flat(start.lm_logits(hidden.clone()));
+    let b = flat(tied_start.lm_logits(hidden));
+    assert_eq!(a.len(), 3 * vocab);
+    let worst = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0f32, f32::max);
+    assert!(worst < 1e-6, "largest logit difference {worst}");
+    let zero = TrainingConfig {
+        lm_head_init: LmHeadInit::Zero,
+        ..training(6)
+    };
+    let z = initial_model(&untied, &zero, &device).unwrap();
+    let zw = flat(z.lm_head.as_ref().unwrap().weight.val());
+    assert!(zw.iter().all(|&x| x == 0.0) && zw.len() == 16 * vocab);
+    // Trained: the head moves apart from the embedding, and stopping half-way then resuming
+    // gives the same weights bit for bit.
+    let straight_dir = tempfile::tempdir().unwrap();
+    let straight = train(
+        &untied,
+        &copied,
+        &data,
+        &device,
+        straight_dir.path(),
+        &RunControl::default(),
+    )
+    .unwrap();
+    let h = flat(
+        straight
+            .model
+            .lm_head
+            .as_ref()
+            .unwrap()
+            .weight
+            .val()
+            .transpose(),
+    );
+    let e = flat(straight.model.token_embedding.weight.val());
+    assert!(
+        h.iter().zip(&e).any(|(x, y)| x != y),
+        "head still the embedding"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    train(&untied, &copied, &data, &device, dir.path(), &stop_after(3)).unwrap();
+    let resumed = train(&untied, &copied, &data, &device, dir.path(), &resuming()).unwrap();
+    assert_eq!(weights(&resumed.model), weights(&straight.model));
+    // A tied head has no start of its own.
+    let dir = tempfile::tempdir().unwrap();
+    match train(
+        &tied,
+        &zero,
+        &data,
+        &device,
+        dir.path(),
+        &RunControl::default(),
+    ) {
+        Err(TrainError::Config(m)) => {
+            assert!(
+                m.contains("lm_head_init = \"zero\"") && m.contains("tie_lm_head"),
+                "{m}"
+            )
+        }
+        other => panic!("expected a config error, got {:?}", other.map(|o| o.curve)),
+    }
+}

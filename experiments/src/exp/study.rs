@@ -44,7 +44,7 @@ use corpus::{Corpus, CorpusConfig};
 use transformer::backend::BackendKind;
 use transformer::data::{self, Objective, Sequences};
 use transformer::model::{Mixing, QkvTying};
-use transformer::training::{self, CurvePoint, RunControl, TrainingConfig};
+use transformer::training::{self, CurvePoint, LmHeadInit, RunControl, TrainingConfig};
 use transformer::{Transformer, TransformerConfig};
 use word2vec::{Word2VecConfig, WordVectors};
 
@@ -225,6 +225,11 @@ impl Study {
                 model.tie_lm_head = false;
             }
             ModelId::Sgns | ModelId::Cbow | ModelId::Mlm | ModelId::Untrained => {}
+        }
+        // A tied head is the token embedding: it has no start of its own, and its runs keep
+        // their keys when `[training] lm_head_init` is set for the untied variants.
+        if model.tie_lm_head {
+            training.lm_head_init = LmHeadInit::Normal;
         }
         // The untrained model is the masked LM's initialisation, and keeps its run's key.
         let rate_of = if id == ModelId::Untrained {
@@ -1082,8 +1087,9 @@ impl Study {
         }
 
         // W_Q/W_K/W_V geometry, trained and at initialisation (same seed, same draw).
-        self.device.seed(training.seed);
-        let initial = model_cfg.init(&self.device);
+        // Cannot fail here: the run was trained from this config, which training checks.
+        let initial = training::initial_model(&model_cfg, &training, &self.device)
+            .expect("a trained run's config gives its initial model");
         // What training changed (W - W0) says more than the trained matrices, which at these
         // budgets are mostly their random initialisation; every CKA has its permutation null.
         let geometries = [

@@ -69,6 +69,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         quick(&mut config.model, &mut config.training);
     }
     config::check_transformer(path.as_deref(), &config.model, &config.training)?;
+    // One model, the config's own: its training options must fit it (a study's variants are
+    // fitted one by one in `Study::variant`).
+    transformer::training::fits_model(&config.model, &config.training).map_err(|e| {
+        let source = path
+            .as_deref()
+            .map_or("the built-in defaults".into(), |p| p.display().to_string());
+        anyhow::anyhow!("{source}: {e}")
+    })?;
     let corpus_as_written = config.corpus.clone();
     let corpus = super::load_corpus(args, &config.corpus)?;
     let seqs = Sequences::new(
