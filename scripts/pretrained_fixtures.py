@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Writes the reference fixtures of crates/pretrained/tests: tiny random BERT and GPT-2
+checkpoints saved by Hugging Face transformers (BertModel, GPT2Model, save_pretrained as
+safetensors), and their hidden states on fixed token ids, computed by transformers itself
+(output_hidden_states=True). The Rust reader must reproduce them.
+
+Needs torch and transformers (run once by whoever changes the fixtures; tests only read them):
+    python3 -m venv /tmp/fx && /tmp/fx/bin/pip install torch==2.5.1 transformers==4.46.3
+    /tmp/fx/bin/python scripts/pretrained_fixtures.py
+Versions used are written into each expected.json.
+"""
+import json
+import pathlib
+
+import torch
+import transformers
+from transformers import BertConfig, BertModel, GPT2Config, GPT2Model
+
+OUT = pathlib.Path(__file__).resolve().parent.parent / "crates/pretrained/tests/fixtures"
+
+# Two rows, the second right-padded after 5 tokens (pad id 0): the reader must ignore padding.
+TOKENS = [[2, 17, 5, 33, 41, 8, 59, 3], [2, 9, 22, 30, 3, 0, 0, 0]]
+MASK = [[1] * 8, [1] * 5 + [0] * 3]
+
+
+def write(name, model, dtype=None):
+    d = OUT / name
+    d.mkdir(parents=True, exist_ok=True)
+    model.eval()
+    saved = model if dtype is None else model.to(dtype)
+    saved.save_pretrained(d, safe_serialization=True)
+    # The reference runs in f32 on the weights as stored (rounded to f16/bf16 when they are).
+    ref = saved.float()
+    with torch.no_grad():
+        out = ref(
+            input_ids=torch.tensor(TOKENS),
+            attention_mask=torch.tensor(MASK),
+            output_hidden_states=True,
+        )
+    hidden = [h.tolist() for h in out.hidden_states]
+    (d / "expected.json").write_text(
+        json.dumps(
+            {
+                "tokens": TOKENS,
+                "mask": MASK,
+                "hidden_states": hidden,
+                "torch": torch.__version__,
+                "transformers": transformers.__version__,
+            }
+        )
+    )
+    print(d, [tuple(h.shape) for h in out.hidden_states])
+
+
+def main():
+    # A large initializer_range so attention is far from uniform and every weight matters.
+    torch.manual_seed(0)
+    bert = BertConfig(
+        vocab_size=60,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=16,
+        initializer_range=0.5,
+    )
+    m = BertModel(bert, add_pooling_layer=True)
+    write("tiny-bert", m)
+    torch.manual_seed(1)
+    write("tiny-bert-f16", BertModel(bert), torch.float16)
+    torch.manual_seed(2)
+    gpt = GPT2Config(
+        vocab_size=60,
+        n_embd=16,
+        n_layer=2,
+        n_head=2,
+        n_positions=16,
+        initializer_range=0.5,
+    )
+    write("tiny-gpt2", GPT2Model(gpt))
+    torch.manual_seed(3)
+    write("tiny-gpt2-bf16", GPT2Model(gpt), torch.bfloat16)
+
+
+if __name__ == "__main__":
+    main()
