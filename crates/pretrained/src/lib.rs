@@ -14,6 +14,7 @@ pub mod bert;
 pub mod config;
 pub mod error;
 pub mod gpt2;
+pub mod tokenizer;
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +28,7 @@ pub use bert::Bert;
 pub use config::{Architecture, BertConfig, Gpt2Config};
 pub use error::PretrainedError;
 pub use gpt2::Gpt2;
+pub use tokenizer::{Tokenizer, WordPieces};
 
 /// A pretrained model read from a checkpoint directory.
 #[derive(Debug)]
