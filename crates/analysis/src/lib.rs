@@ -16,12 +16,15 @@
 //! * [`collocation`]: whether words that occur together get similar vectors (PMI pairs vs
 //!   shuffled pairs).
 //! * [`geometry`]: W_Q/W_K/W_V similarity per layer and head, and contextuality measures.
+//! * [`bilinear`]: each head as the bilinear form W_Q W_K^T: symmetry, directionality, alignment
+//!   with the identity, the scores it gives word pairs.
 //! * [`context_gain`]: whether a masked LM predicts from context, at its `[MASK]` targets.
 //!
 //! The numbers agree with gensim 4.4 (`tests/conformance.rs`).
 
 pub mod analogy;
 pub mod benchmarks;
+pub mod bilinear;
 pub mod collocation;
 pub mod context_gain;
 pub mod error;

@@ -1,0 +1,331 @@
+//! An attention head read as the bilinear form it applies: the score of query token i for key
+//! token j is `x_i W_Q^h (W_K^h)^T x_j^T / sqrt(d_k)`, so what a head does with two tokens is
+//! `M^h = W_Q^h (W_K^h)^T` (`d_model x d_model`), not W_Q and W_K apart. Cosine or CKA between
+//! W_Q and W_K changes when the same attention is written as `W_Q A`, `W_K A^{-T}`; the
+//! measures here do not, because they read M.
+//!
+//! * [`symmetry_score`]: `||M_s||_F^2 / ||M||_F^2` with `M_s = (M + M^T)/2`, as Saponati et al.
+//!   (2025, github.com/matteosaponati/attention-geometry, `utils/scores.py`) compute it: 1 for a
+//!   symmetric M, 0 for an antisymmetric one, about 1/2 for a random one. Their paper's
+//!   Definition 3.1 is the affine `2 s - 1` (= `tr(M^2) / ||M||_F^2`, in [-1, 1]). They find
+//!   bidirectional (encoder) training makes M more symmetric, causal training more
+//!   directional.
+//! * [`directionality_score`]: their column-versus-row score: row and column L2 norms of M, each
+//!   set's excess over its mean + `num_std` (sample) standard deviations summed, then
+//!   `(column excess - row excess) / (column excess + row excess)` (0 when neither exceeds):
+//!   positive when a few key directions (columns) dominate, negative for query directions.
+//! * [`identity_alignment`]: the cosine between M and the identity, `tr(M) / (||M||_F sqrt(d))`:
+//!   1 for `M = a I` (a > 0), about 0 for a random M. Trockman & Kolter (2023, "Mimetic
+//!   initialization of self-attention layers") see `W_Q W_K^T` of trained models close to a
+//!   positive multiple of the identity plus noise: tokens attend to tokens like themselves.
+//! * [`pair_scores`]: the (symmetrised) score two words' embeddings get from M, the quantity
+//!   that may or may not be "some kind of similarity"; its Spearman correlation with human
+//!   judgments and with the embeddings' cosine is read in the experiments.
+//!
+//! Each is read beside the same quantity for matrices of the same shapes drawn as the model
+//! was initialised ([`random_reference`]) and for Q of one head against K of the others
+//! ([`cross_head_null`]).
+
+use crate::geometry::LayerQkv;
+use crate::inference::SplitMix64;
+
+/// `Q[:, qc] K[:, kc]^T`, `d_in x d_in` row-major, from `[d_in, d_out]` input-major matrices
+/// and the column ranges of one head each (or all columns for the layer's whole form).
+pub fn form(
+    q: &[f32],
+    k: &[f32],
+    d_in: usize,
+    d_out: usize,
+    qc: std::ops::Range<usize>,
+    kc: std::ops::Range<usize>,
+) -> Vec<f64> {
+    assert_eq!(qc.len(), kc.len(), "a query and a key of the same width");
+    let mut m = vec![0f64; d_in * d_in];
+    for i in 0..d_in {
+        let qi = &q[i * d_out..(i + 1) * d_out];
+        for j in 0..d_in {
+            let kj = &k[j * d_out..(j + 1) * d_out];
+            m[i * d_in + j] = qc
+                .clone()
+                .zip(kc.clone())
+                .map(|(a, b)| qi[a] as f64 * kj[b] as f64)
+                .sum();
+        }
+    }
+    m
+}
+
+/// `||M_s||_F^2 / ||M||_F^2` of a row-major `n x n` matrix (NaN for M = 0).
+pub fn symmetry_score(m: &[f64], n: usize) -> f64 {
+    assert_eq!(m.len(), n * n);
+    let (mut sym, mut all) = (0f64, 0f64);
+    for i in 0..n {
+        for j in 0..n {
+            let s = 0.5 * (m[i * n + j] + m[j * n + i]);
+            sym += s * s;
+            all += m[i * n + j] * m[i * n + j];
+        }
+    }
+    sym / all
+}
+
+/// Saponati et al.'s directionality score of a row-major `n x n` matrix (see the module doc).
+pub fn directionality_score(m: &[f64], n: usize, num_std: f64) -> f64 {
+    assert_eq!(m.len(), n * n);
+    let rows: Vec<f64> = (0..n)
+        .map(|i| (0..n).map(|j| m[i * n + j].powi(2)).sum::<f64>().sqrt())
+        .collect();
+    let cols: Vec<f64> = (0..n)
+        .map(|j| (0..n).map(|i| m[i * n + j].powi(2)).sum::<f64>().sqrt())
+        .collect();
+    let excess = |norms: &[f64]| {
+        let mean = norms.iter().sum::<f64>() / n as f64;
+        // torch.std: the sample (n - 1) standard deviation.
+        let sd = (norms.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0)).sqrt();
+        let t = mean + num_std * sd;
+        norms.iter().filter(|&&x| x > t).map(|x| x - t).sum::<f64>()
+    };
+    let (r, c) = (excess(&rows), excess(&cols));
+    if r + c == 0.0 {
+        0.0
+    } else {
+        (c - r) / (c + r)
+    }
+}
+
+/// `tr(M) / (||M||_F sqrt(n))` of a row-major `n x n` matrix (NaN for M = 0).
+pub fn identity_alignment(m: &[f64], n: usize) -> f64 {
+    assert_eq!(m.len(), n * n);
+    let trace: f64 = (0..n).map(|i| m[i * n + i]).sum();
+    let norm = m.iter().map(|x| x * x).sum::<f64>().sqrt();
+    trace / (norm * (n as f64).sqrt())
+}
+
+/// The three scores of one form.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct FormScores {
+    pub symmetry: f64,
+    pub directionality: f64,
+    pub identity_alignment: f64,
+}
+
+impl FormScores {
+    pub fn of(m: &[f64], n: usize) -> FormScores {
+        FormScores {
+            symmetry: symmetry_score(m, n),
+            directionality: directionality_score(m, n, 2.0),
+            identity_alignment: identity_alignment(m, n),
+        }
+    }
+
+    fn mean(all: &[FormScores]) -> FormScores {
+        let k = all.len() as f64;
+        FormScores {
+            symmetry: all.iter().map(|s| s.symmetry).sum::<f64>() / k,
+            directionality: all.iter().map(|s| s.directionality).sum::<f64>() / k,
+            identity_alignment: all.iter().map(|s| s.identity_alignment).sum::<f64>() / k,
+        }
+    }
+}
+
+/// One layer's scores: per head (`M^h`), and of the whole layer's `W_Q W_K^T` (the sum over
+/// heads, which is what Saponati et al. score for pretrained models).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct LayerForms {
+    pub heads: Vec<FormScores>,
+    pub layer: FormScores,
+}
+
+pub fn layer_forms(w: &LayerQkv) -> LayerForms {
+    let (d_in, d_out, d_k) = (w.d_in, w.d_out, w.d_k);
+    let heads = (0..w.n_heads)
+        .map(|h| {
+            let cols = h * d_k..(h + 1) * d_k;
+            FormScores::of(&form(&w.q, &w.k, d_in, d_out, cols.clone(), cols), d_in)
+        })
+        .collect();
+    let all = 0..d_out;
+    LayerForms {
+        heads,
+        layer: FormScores::of(&form(&w.q, &w.k, d_in, d_out, all.clone(), all), d_in),
+    }
+}
+
+/// Per head h, the mean scores of `Q^h (K^{h'})^T` over the other heads h': what a query and a
+/// key that were never trained together give (NaN scores with a single head).
+pub fn cross_head_null(w: &LayerQkv) -> Vec<FormScores> {
+    let (d_in, d_out, d_k) = (w.d_in, w.d_out, w.d_k);
+    (0..w.n_heads)
+        .map(|h| {
+            let others: Vec<FormScores> = (0..w.n_heads)
+                .filter(|&g| g != h)
+                .map(|g| {
+                    FormScores::of(
+                        &form(
+                            &w.q,
+                            &w.k,
+                            d_in,
+                            d_out,
+                            h * d_k..(h + 1) * d_k,
+                            g * d_k..(g + 1) * d_k,
+                        ),
+                        d_in,
+                    )
+                })
+                .collect();
+            FormScores::mean(&others)
+        })
+        .collect()
+}
+
+/// The mean scores of a head, and of a layer, whose W_Q and W_K are drawn independently from
+/// N(0, `std`^2) with the given shapes, over `draws` draws (seeded): the value at
+/// initialisation (BERT and GPT-2 draw both at `initializer_range`, 0.02). The scores do not
+/// depend on `std` (they are scale-free); it is kept so the reference says what it draws.
+pub fn random_reference(
+    d_in: usize,
+    d_out: usize,
+    n_heads: usize,
+    std: f64,
+    draws: usize,
+    seed: u64,
+) -> (FormScores, FormScores) {
+    let mut rng = SplitMix64::new(seed ^ 0x6269_6C69);
+    let mut normal = move || {
+        let u = 1.0 - rng.next_f32() as f64;
+        let v = rng.next_f32() as f64;
+        (std * (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()) as f32
+    };
+    let (mut heads, mut layers) = (Vec::new(), Vec::new());
+    for _ in 0..draws.max(1) {
+        let q: Vec<f32> = (0..d_in * d_out).map(|_| normal()).collect();
+        let k: Vec<f32> = (0..d_in * d_out).map(|_| normal()).collect();
+        let w = LayerQkv {
+            v: q.clone(),
+            q,
+            k,
+            d_in,
+            d_out,
+            n_heads,
+            d_k: d_out / n_heads,
+        };
+        let f = layer_forms(&w);
+        heads.extend(f.heads);
+        layers.push(f.layer);
+    }
+    (FormScores::mean(&heads), FormScores::mean(&layers))
+}
+
+/// For each pair (i, j) of rows of `e` (`n x d`), the symmetrised score
+/// `(e_i M e_j + e_j M e_i) / 2` under the `d x d` form `m`.
+pub fn pair_scores(e: &[f32], d: usize, m: &[f64], pairs: &[(usize, usize)]) -> Vec<f64> {
+    assert_eq!(m.len(), d * d);
+    let bilinear = |a: &[f32], b: &[f32]| -> f64 {
+        (0..d)
+            .map(|r| {
+                let mr = &m[r * d..(r + 1) * d];
+                a[r] as f64 * mr.iter().zip(b).map(|(x, y)| x * *y as f64).sum::<f64>()
+            })
+            .sum()
+    };
+    pairs
+        .iter()
+        .map(|&(i, j)| {
+            let (a, b) = (&e[i * d..(i + 1) * d], &e[j * d..(j + 1) * d]);
+            0.5 * (bilinear(a, b) + bilinear(b, a))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from_rows(rows: &[&[f64]]) -> Vec<f64> {
+        rows.iter().flat_map(|r| r.iter().copied()).collect()
+    }
+
+    #[test]
+    fn known_forms_score_as_defined() {
+        let sym = from_rows(&[&[1.0, 2.0, 0.0], &[2.0, -1.0, 3.0], &[0.0, 3.0, 5.0]]);
+        let anti = from_rows(&[&[0.0, 2.0, -1.0], &[-2.0, 0.0, 3.0], &[1.0, -3.0, 0.0]]);
+        assert!((symmetry_score(&sym, 3) - 1.0).abs() < 1e-12);
+        assert!(symmetry_score(&anti, 3).abs() < 1e-12);
+        // [[1, 1], [0, 0]]: M_s = [[1, .5], [.5, 0]], ||M_s||^2 = 1.5, ||M||^2 = 2.
+        assert!((symmetry_score(&[1.0, 1.0, 0.0, 0.0], 2) - 0.75).abs() < 1e-12);
+        let eye = from_rows(&[&[2.0, 0.0, 0.0], &[0.0, 2.0, 0.0], &[0.0, 0.0, 2.0]]);
+        assert!((identity_alignment(&eye, 3) - 1.0).abs() < 1e-12);
+        let neg: Vec<f64> = eye.iter().map(|x| -x).collect();
+        assert!((identity_alignment(&neg, 3) + 1.0).abs() < 1e-12);
+        // tr = 5, ||M||^2 = 1 + 4 + 4 + 1 + 9 + 9 + 25 = 53.
+        assert!((identity_alignment(&sym, 3) - 5.0 / (53f64.sqrt() * 3f64.sqrt())).abs() < 1e-12);
+    }
+
+    #[test]
+    fn directionality_is_columns_against_rows() {
+        // One dominant column among ten: the column excess wins (+1); transposed, the row (-1);
+        // symmetric matrices have equal row and column norms (0).
+        let n = 10;
+        let mut m = vec![0.1f64; n * n];
+        for i in 0..n {
+            m[i * n + 3] = 5.0;
+        }
+        assert!((directionality_score(&m, n, 2.0) - 1.0).abs() < 1e-12);
+        let t: Vec<f64> = (0..n * n).map(|x| m[(x % n) * n + x / n]).collect();
+        assert!((directionality_score(&t, n, 2.0) + 1.0).abs() < 1e-12);
+        let s: Vec<f64> = (0..n * n).map(|x| m[x] + t[x]).collect();
+        assert_eq!(directionality_score(&s, n, 2.0), 0.0);
+        // By hand: a 3x3 with row norms (3, 0, 0) and column norms (1, 2, 2)... rows [1,2,2],
+        // [0,0,0], [0,0,0]: rows mean 1, sample sd sqrt(3), threshold 1 + 2 sqrt(3) > 3: no row
+        // excess; columns mean 5/3, sd sqrt(1/3), threshold 5/3 + 2/sqrt(3) = 2.82 > 2: none.
+        let m = [1.0, 2.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+        assert_eq!(directionality_score(&m, 3, 2.0), 0.0);
+        // With num_std 0: row excess 3 - 1 = 2; column excess (2 - 5/3) * 2 = 2/3.
+        let want = (2.0 / 3.0 - 2.0) / (2.0 / 3.0 + 2.0);
+        assert!((directionality_score(&m, 3, 0.0) - want).abs() < 1e-12);
+    }
+
+    #[test]
+    fn forms_of_tied_and_random_heads() {
+        // Q = K: every head's form Q^h Q^h^T is symmetric and positive semi-definite.
+        let (d_in, d_out, n_heads) = (8, 4, 2);
+        let q: Vec<f32> = (0..d_in * d_out)
+            .map(|i| ((i * 7 % 11) as f32 - 5.0) / 5.0)
+            .collect();
+        let w = LayerQkv {
+            q: q.clone(),
+            k: q.clone(),
+            v: q,
+            d_in,
+            d_out,
+            n_heads,
+            d_k: d_out / n_heads,
+        };
+        let f = layer_forms(&w);
+        for h in &f.heads {
+            assert!((h.symmetry - 1.0).abs() < 1e-12);
+            assert!(h.identity_alignment > 0.0);
+        }
+        assert!((f.layer.symmetry - 1.0).abs() < 1e-12);
+        // Cross-head forms of a tied head are not symmetric in general.
+        assert!(cross_head_null(&w).iter().all(|s| s.symmetry < 1.0 - 1e-6));
+        // Independent Gaussian Q and K: symmetry near 1/2, alignment near 0, whatever the std.
+        let (head, layer) = random_reference(64, 64, 4, 0.02, 20, 7);
+        assert!((head.symmetry - 0.5).abs() < 0.03, "{head:?}");
+        assert!(head.identity_alignment.abs() < 0.05, "{head:?}");
+        assert!((layer.symmetry - 0.5).abs() < 0.03, "{layer:?}");
+        let (again, _) = random_reference(64, 64, 4, 1.0, 20, 7);
+        assert!((again.symmetry - head.symmetry).abs() < 1e-9);
+    }
+
+    #[test]
+    fn pair_scores_are_the_symmetrised_bilinear_form() {
+        // M = [[1, 2], [0, 3]], e_0 = (1, 0), e_1 = (1, 1): e_0 M e_1 = 3, e_1 M e_0 = 1.
+        let m = [1.0, 2.0, 0.0, 3.0];
+        let e = [1.0f32, 0.0, 1.0, 1.0];
+        assert_eq!(pair_scores(&e, 2, &m, &[(0, 1), (1, 1)]), vec![2.0, 6.0]);
+        // With M = I the score is the dot product.
+        let eye = [1.0, 0.0, 0.0, 1.0];
+        assert_eq!(pair_scores(&e, 2, &eye, &[(0, 1)]), vec![1.0]);
+    }
+}
