@@ -23,6 +23,28 @@ TOKENS = [[2, 17, 5, 33, 41, 8, 59, 3], [2, 9, 22, 30, 3, 0, 0, 0]]
 MASK = [[1] * 8, [1] * 5 + [0] * 3]
 
 
+def forms(model, layer_weights):
+    """Per layer and head, M = W_Q^h (W_K^h)^T from the model's own torch weights (Linear stores
+    [out, in]: W^h = weight[h d_k:(h+1) d_k, :].T), and its scores as Saponati et al.'s
+    utils/scores.py and the identity cosine define them: the reference for analysis::bilinear."""
+    out = []
+    for wq, wk, n_heads in layer_weights:
+        d_k = wq.shape[1] // n_heads
+        layer = []
+        for h in range(n_heads):
+            q, k = wq[:, h * d_k:(h + 1) * d_k], wk[:, h * d_k:(h + 1) * d_k]
+            m = (q @ k.T).double()
+            sym = ((0.5 * (m + m.T)) ** 2).sum() / (m ** 2).sum()
+            rows, cols = m.norm(dim=1), m.norm(dim=0)
+            excess = lambda n: (n[n > n.mean() + 2 * n.std()] - (n.mean() + 2 * n.std())).sum()
+            r, c = excess(rows), excess(cols)
+            direc = 0.0 if r + c == 0 else ((c - r) / (c + r)).item()
+            ident = (torch.trace(m) / (m.norm() * m.shape[0] ** 0.5)).item()
+            layer.append({"symmetry": sym.item(), "directionality": direc, "identity_alignment": ident})
+        out.append(layer)
+    return out
+
+
 def write(name, model, dtype=None):
     d = OUT / name
     d.mkdir(parents=True, exist_ok=True)
@@ -38,12 +60,24 @@ def write(name, model, dtype=None):
             output_hidden_states=True,
         )
     hidden = [h.tolist() for h in out.hidden_states]
+    if isinstance(ref, BertModel):
+        weights = [
+            (l.attention.self.query.weight.T, l.attention.self.key.weight.T, ref.config.num_attention_heads)
+            for l in ref.encoder.layer
+        ]
+    else:
+        n = ref.config.n_embd
+        weights = [
+            (b.attn.c_attn.weight[:, :n], b.attn.c_attn.weight[:, n:2 * n], ref.config.n_head)
+            for b in ref.h
+        ]
     (d / "expected.json").write_text(
         json.dumps(
             {
                 "tokens": TOKENS,
                 "mask": MASK,
                 "hidden_states": hidden,
+                "forms": forms(ref, [(q.detach(), k.detach(), h) for q, k, h in weights]),
                 "torch": torch.__version__,
                 "transformers": transformers.__version__,
             }
@@ -90,6 +124,21 @@ def minilm():
     print("minilm", enc["input_ids"].shape)
 
 
+def tiny_wordpiece(d):
+    """A WordPiece tokenizer.json for the tiny BERT's 60 ids: BERT's specials, the letters, the
+    letters as continuations, and three words; BERT's normaliser and pre-tokenizer."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    letters = [chr(c) for c in range(ord("a"), ord("z") + 1)]
+    pieces = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + letters + ["##" + l for l in letters]
+    pieces += ["the", "cat", "dog"]
+    assert len(pieces) == 60
+    tok = Tokenizer(models.WordPiece({p: i for i, p in enumerate(pieces)}, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.save(str(d / "tokenizer.json"))
+
+
 def main():
     # A large initializer_range so attention is far from uniform and every weight matters.
     torch.manual_seed(0)
@@ -104,6 +153,7 @@ def main():
     )
     m = BertModel(bert, add_pooling_layer=True)
     write("tiny-bert", m)
+    tiny_wordpiece(OUT / "tiny-bert")
     torch.manual_seed(1)
     write("tiny-bert-f16", BertModel(bert), torch.float16)
     torch.manual_seed(2)

@@ -65,6 +65,11 @@ pub enum Experiment {
     /// seeds, the same for every variant (`--model`, `--seed`: one variant and seed, so that
     /// runs go side by side); writes <out>/sweep/.
     Sweep,
+    /// A Hugging Face checkpoint directory (`--model DIR`: config.json, model.safetensors,
+    /// tokenizer.json; BERT-family or GPT-2) through the measures that need no corpus pass:
+    /// its embedding as a word table, its heads' W_Q/W_K/W_V and bilinear forms against
+    /// their initialisation; writes <out>/pretrained/<name>/.
+    Pretrained,
     /// Every comparison of the study (each model trained once, or read from its kept
     /// measurements) and the report; the backend comparison is `--exp backends`.
     All,
@@ -249,6 +254,7 @@ impl Experiment {
             Analogy | Similarity | Layers | Qkv | Frozen | Objective | Contextuality | Dynamics
             | All => PAPER,
             MeasureModel | MeasureSnapshots | Sweep => ONE,
+            Pretrained => &["config", "corpus", "out", "model"],
             Report => &["config", "out", "quick"],
             CheckOutputs | Seal => &["out"],
         }

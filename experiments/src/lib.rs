@@ -65,6 +65,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         | Experiment::Contextuality => exp::paper::run(args, args.exp),
         Experiment::Dynamics => exp::dynamics::run(args),
         Experiment::Sweep => exp::sweep::run(args),
+        Experiment::Pretrained => exp::pretrained::run(args),
         Experiment::All => exp::paper::all(args),
         Experiment::MeasureModel => exp::dynamics::measure_one(args, exp::jobs::Work::Scores),
         Experiment::MeasureSnapshots => {

@@ -345,6 +345,28 @@ pub fn qkv_per_layer(model: &Transformer) -> Vec<LayerQkv> {
         .collect()
 }
 
+/// Every layer's W_Q, W_K, W_V of a pretrained checkpoint ([`pretrained::Pretrained`]).
+pub fn qkv_per_layer_pretrained(model: &pretrained::Pretrained) -> Vec<LayerQkv> {
+    model
+        .qkv_weights()
+        .into_iter()
+        .map(|([q, k, v], n_heads)| {
+            let [d_in, d_out] = q.dims();
+            let get =
+                |t: burn::tensor::Tensor<2>| t.into_data().try_into_vec::<f32>().expect("f32");
+            LayerQkv {
+                q: get(q),
+                k: get(k),
+                v: get(v),
+                d_in,
+                d_out,
+                n_heads,
+                d_k: d_out / n_heads,
+            }
+        })
+        .collect()
+}
+
 /// The measures of every head of one layer's matrices.
 pub fn head_geometry(layer: usize, w: &LayerQkv) -> Vec<HeadGeometry> {
     let (d_in, d_out, d_k) = (w.d_in, w.d_out, w.d_k);

@@ -13,6 +13,7 @@
 //!   seeds, best layers chosen on a dev half of the items.
 //! * [`representations`]: a trained transformer turned into tables of word vectors — its
 //!   embedding matrix, and per layer decontextualized and mean-pooled (aggregated) vectors.
+//! * [`subword`]: a word's vector from a subword model, the mean of its pieces.
 //! * [`collocation`]: whether words that occur together get similar vectors (PMI pairs vs
 //!   shuffled pairs).
 //! * [`geometry`]: W_Q/W_K/W_V similarity per layer and head, and contextuality measures.
@@ -35,6 +36,7 @@ pub mod inference;
 pub mod representations;
 pub mod similarity;
 pub mod stats;
+pub mod subword;
 
 pub use analogy::{AnalogyMethod, AnalogyReport, AnalogySet};
 pub use error::EvalError;

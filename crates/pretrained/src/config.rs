@@ -22,6 +22,8 @@ pub struct BertConfig {
     pub max_position_embeddings: usize,
     pub type_vocab_size: usize,
     pub layer_norm_eps: f64,
+    /// The standard deviation every weight was drawn with (`initializer_range`).
+    pub initializer_range: f64,
 }
 
 /// GPT-2 (`GPT2Model`).
@@ -35,6 +37,8 @@ pub struct Gpt2Config {
     /// The feed-forward width (`n_inner`, 4 `n_embd` when null).
     pub n_inner: usize,
     pub layer_norm_epsilon: f64,
+    /// The standard deviation every weight was drawn with (`initializer_range`).
+    pub initializer_range: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +48,14 @@ pub enum Architecture {
 }
 
 impl Architecture {
+    /// The standard deviation the model's weights were drawn with before training.
+    pub fn initializer_range(&self) -> f64 {
+        match self {
+            Architecture::Bert(c) => c.initializer_range,
+            Architecture::Gpt2(c) => c.initializer_range,
+        }
+    }
+
     /// Reads `path` (a config.json).
     pub fn read(path: &Path) -> Result<Architecture, PretrainedError> {
         let text = std::fs::read_to_string(path).map_err(|source| PretrainedError::Io {
@@ -88,6 +100,7 @@ impl Architecture {
                     max_position_embeddings: keys.count("max_position_embeddings", Some(512))?,
                     type_vocab_size: keys.count("type_vocab_size", Some(2))?,
                     layer_norm_eps: keys.float("layer_norm_eps", 1e-12)?,
+                    initializer_range: keys.float("initializer_range", 0.02)?,
                 };
                 divides(cfg.num_attention_heads, cfg.hidden_size, "num_attention_heads", "hidden_size")
                     .map_err(err)?;
@@ -126,6 +139,7 @@ impl Architecture {
                     n_positions: keys.count("n_positions", Some(1024))?,
                     n_inner,
                     layer_norm_epsilon: keys.float("layer_norm_epsilon", 1e-5)?,
+                    initializer_range: keys.float("initializer_range", 0.02)?,
                 };
                 divides(cfg.n_head, cfg.n_embd, "n_head", "n_embd").map_err(err)?;
                 Ok(Architecture::Gpt2(cfg))

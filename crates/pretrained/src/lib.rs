@@ -61,6 +61,48 @@ impl Pretrained {
         }
     }
 
+    /// The input embedding of the vocabulary's pieces, `[vocab, hidden]`.
+    pub fn token_embedding_matrix(&self) -> Tensor<2> {
+        match self {
+            Pretrained::Bert(m) => m.embeddings.word_embeddings.weight.val(),
+            Pretrained::Gpt2(m) => m.wte.weight.val(),
+        }
+    }
+
+    /// Each layer's W_Q, W_K, W_V as `[hidden_in, hidden_out]` input-major matrices (heads
+    /// side by side in the columns), and the number of heads.
+    pub fn qkv_weights(&self) -> Vec<([Tensor<2>; 3], usize)> {
+        match self {
+            Pretrained::Bert(m) => m
+                .encoder
+                .layer
+                .iter()
+                .map(|l| {
+                    let a = &l.attention.self_attention;
+                    (
+                        [
+                            a.query.weight.val(),
+                            a.key.weight.val(),
+                            a.value.weight.val(),
+                        ],
+                        a.n_heads,
+                    )
+                })
+                .collect(),
+            Pretrained::Gpt2(m) => {
+                m.h.iter()
+                    .map(|b| {
+                        let w = b.attn.c_attn.weight.val();
+                        let [d, three_d] = w.dims();
+                        let d_out = three_d / 3;
+                        let part = |i: usize| w.clone().slice([0..d, i * d_out..(i + 1) * d_out]);
+                        ([part(0), part(1), part(2)], b.attn.n_heads)
+                    })
+                    .collect()
+            }
+        }
+    }
+
     /// Whether attention is causal (GPT-2) or bidirectional (BERT).
     pub fn causal(&self) -> bool {
         matches!(self, Pretrained::Gpt2(_))

@@ -44,6 +44,8 @@ pub struct Specials {
     pub end: Option<u32>,
     /// Fills a padded position (`[PAD]`; GPT-2: `<|endoftext|>`, masked out anyway).
     pub pad: u32,
+    /// What a word with no split into known pieces becomes (`[UNK]`); byte-level BPE has none.
+    pub unk: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -189,9 +191,11 @@ impl WordPiece {
                 )
             }
             None if norm.is_null() => (false, false, false, false),
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "normalizer.type {other:?} is not read with WordPiece: BertNormalizer (or none) is"
-            )),
+            ))
+            }
         };
         match json["pre_tokenizer"]["type"].as_str() {
             Some("BertPreTokenizer") => {}
@@ -216,6 +220,7 @@ impl WordPiece {
                 start: Some(id("[CLS]")?),
                 end: Some(id("[SEP]")?),
                 pad: id("[PAD]")?,
+                unk: Some(unk),
             },
             vocab,
             punctuation: Regex::new(r"^\p{P}$").expect("a valid pattern"),
@@ -448,6 +453,7 @@ impl ByteLevelBpe {
                 start: None,
                 end: None,
                 pad: eot,
+                unk: None,
             },
             pattern: Regex::new(
                 r"^(?:'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+)",

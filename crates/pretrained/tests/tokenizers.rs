@@ -65,7 +65,10 @@ fn wordpiece_is_berts() {
     let t = Tokenizer::from_file(&path).unwrap();
     assert_eq!(t.vocab_size(), 30522);
     let s = t.specials();
-    assert_eq!((s.start, s.end, s.pad), (Some(101), Some(102), 0));
+    assert_eq!(
+        (s.start, s.end, s.pad, s.unk),
+        (Some(101), Some(102), 0, Some(100))
+    );
     check(&t, &here("tests/fixtures/wordpiece-expected.json"));
 }
 

@@ -11,6 +11,7 @@ pub mod export;
 pub mod jobs;
 pub mod ledger;
 pub mod paper;
+pub mod pretrained;
 pub mod report;
 pub mod seal;
 pub mod settings;

@@ -1,0 +1,313 @@
+//! `--exp pretrained --model DIR`: a Hugging Face checkpoint directory (config.json,
+//! model.safetensors, tokenizer.json; BERT-family or GPT-2, read by the `pretrained` crate)
+//! through the measures that need no pass over a corpus, on the study's word list:
+//!
+//! * its input embedding as a word table (each word the mean of its pieces; a word that becomes
+//!   `[UNK]` is out of vocabulary), scored on every analogy and similarity set exactly as the
+//!   study's tables are (`scores.csv`);
+//! * every attention head's W_Q, W_K, W_V (cosine, linear CKA) and its bilinear form
+//!   `W_Q W_K^T` (symmetry, directionality, alignment with the identity;
+//!   [`analysis::bilinear`]), each beside matrices of the same shapes drawn as the model was
+//!   initialised (N(0, initializer_range²)) and beside Q of the head against K of the other
+//!   heads of its layer (`heads.csv`);
+//! * the score each head's form gives two words' embeddings, `(e_i M e_j + e_j M e_i)/2`,
+//!   against human similarity judgments and against the embeddings' cosine, beside the same
+//!   for forms drawn at initialisation (`pairs.csv`). Only layer 1 reads (LayerNorm'd)
+//!   embeddings inside the model; later layers' forms are read on the embedding rows all the
+//!   same, as the question asks what W_Q and W_K make of two words.
+//!
+//! Writes `<out>/pretrained/<checkpoint directory name>/`.
+
+use std::path::Path;
+
+use analysis::bilinear::{self, FormScores};
+use analysis::geometry::{self, LayerQkv};
+use analysis::inference::SplitMix64;
+use anyhow::Context;
+use burn::tensor::Device;
+use serde::Serialize;
+
+use crate::cli::Args;
+use crate::output::{self, TidyRow};
+use crate::paths;
+
+/// Draws of the initialisation reference per measure.
+const INIT_DRAWS: usize = 10;
+
+#[derive(Serialize)]
+struct HeadRow {
+    model: String,
+    layer: usize,
+    /// A head's index, or `all` for the layer's whole `W_Q W_K^T` (the sum over heads).
+    head: String,
+    measure: String,
+    value: f64,
+    /// The mean over draws of matrices of the same shapes at the model's initialisation.
+    init: f64,
+    /// The mean over the layer's other heads h' of the measure on Q^h against K^h'.
+    cross_head: f64,
+}
+
+#[derive(Serialize)]
+struct PairRow {
+    model: String,
+    benchmark: String,
+    layer: usize,
+    head: String,
+    /// Pairs whose both words have a row.
+    pairs: usize,
+    spearman_human: f64,
+    spearman_cosine: f64,
+    init_spearman_human: f64,
+    init_spearman_cosine: f64,
+}
+
+fn normal(rng: &mut SplitMix64, std: f64) -> f32 {
+    let u = 1.0 - rng.next_f32() as f64;
+    let v = rng.next_f32() as f64;
+    (std * (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()) as f32
+}
+
+/// W_Q, W_K, W_V of `w`'s shapes drawn from N(0, std²).
+fn drawn(w: &LayerQkv, std: f64, rng: &mut SplitMix64) -> LayerQkv {
+    let mut m = || {
+        (0..w.d_in * w.d_out)
+            .map(|_| normal(rng, std))
+            .collect::<Vec<f32>>()
+    };
+    LayerQkv {
+        q: m(),
+        k: m(),
+        v: m(),
+        ..w.clone()
+    }
+}
+
+fn head_columns(w: &[f32], l: &LayerQkv, h: usize) -> Vec<f32> {
+    (0..l.d_in)
+        .flat_map(|i| {
+            w[i * l.d_out + h * l.d_k..i * l.d_out + (h + 1) * l.d_k]
+                .iter()
+                .copied()
+        })
+        .collect()
+}
+
+/// Head h's cos(Q, K), CKA(Q, K), cos(Q, V), cos(K, V) (what [`geometry::head_geometry`]
+/// computes, without its permutation nulls).
+fn matrix_measures(l: &LayerQkv, h: usize) -> [f64; 4] {
+    let (q, k, v) = (
+        head_columns(&l.q, l, h),
+        head_columns(&l.k, l, h),
+        head_columns(&l.v, l, h),
+    );
+    [
+        geometry::cosine(&q, &k),
+        geometry::linear_cka(&q, &k, l.d_in, l.d_k),
+        geometry::cosine(&q, &v),
+        geometry::cosine(&k, &v),
+    ]
+}
+
+/// Cosine and CKA of Q^h against K^h' for h' != h, the mean over h'.
+fn cross_head_matrices(l: &LayerQkv, h: usize) -> (f64, f64) {
+    let qh = head_columns(&l.q, l, h);
+    let others: Vec<(f64, f64)> = (0..l.n_heads)
+        .filter(|&g| g != h)
+        .map(|g| {
+            let kg = head_columns(&l.k, l, g);
+            (
+                geometry::cosine(&qh, &kg),
+                geometry::linear_cka(&qh, &kg, l.d_in, l.d_k),
+            )
+        })
+        .collect();
+    let n = others.len() as f64;
+    (
+        others.iter().map(|x| x.0).sum::<f64>() / n,
+        others.iter().map(|x| x.1).sum::<f64>() / n,
+    )
+}
+
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let dir = args.model.as_deref().context(
+        "--exp pretrained needs --model DIR: a checkpoint directory with config.json, model.safetensors and tokenizer.json",
+    )?;
+    let dir = paths::resolve(Path::new(dir));
+    let cfg = super::settings::load_config(args, "pretrained")?;
+    let device = Device::flex();
+    let ckpt = pretrained::load(&dir, &device)?;
+    let tokenizer = pretrained::Tokenizer::from_file(&dir.join("tokenizer.json"))?;
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "pretrained".into());
+    let init_std = ckpt.architecture.initializer_range();
+    let out = args.out.join("pretrained").join(&name);
+    println!(
+        "{}: {:?}, weights stored as {:?}; initialisation reference N(0, {init_std}^2)",
+        dir.display(),
+        ckpt.architecture,
+        ckpt.stored_dtype
+    );
+
+    // The study's word list: the corpus vocabulary in frequency order.
+    let corpus = super::load_corpus(args, &cfg.corpus)?;
+    let words: Vec<String> = (0..corpus.vocab.len())
+        .map(|i| corpus.vocab.word(i as u32).to_string())
+        .collect();
+    let e = ckpt.model.token_embedding_matrix();
+    let d = e.dims()[1];
+    let e: Vec<f32> = e.into_data().try_into_vec::<f32>().expect("f32 weights");
+    let (table, pieces) = analysis::subword::piece_mean_table(&e, d, &tokenizer, &words);
+    println!(
+        "{} of the corpus's {} words have a row ({} of them one piece); the rest become [UNK]",
+        table.words().len(),
+        words.len(),
+        pieces.iter().filter(|&&p| p == 1).count()
+    );
+    let benchmarks = super::eval::benchmarks(&[])?;
+    let template = TidyRow::template("pretrained", &name, "embedding");
+    let scores = super::eval::evaluate_table(&table, &benchmarks, &cfg.eval, &template);
+    output::write_csv(&out.join("scores.csv"), &scores)?;
+
+    // Heads: the trained matrices, the initialisation reference, the cross-head null.
+    let layers = geometry::qkv_per_layer_pretrained(&ckpt.model);
+    let mut rng = SplitMix64::new(0x7072_6574);
+    let mut heads = Vec::new();
+    let started = std::time::Instant::now();
+    for (li, l) in layers.iter().enumerate() {
+        let layer = li + 1;
+        let trained = geometry::head_geometry(layer, l);
+        let forms = bilinear::layer_forms(l);
+        let cross = bilinear::cross_head_null(l);
+        let draws: Vec<(Vec<[f64; 4]>, bilinear::LayerForms)> = (0..INIT_DRAWS)
+            .map(|_| {
+                let w = drawn(l, init_std, &mut rng);
+                let m = (0..w.n_heads).map(|h| matrix_measures(&w, h)).collect();
+                (m, bilinear::layer_forms(&w))
+            })
+            .collect();
+        let mean = |f: &dyn Fn(&(Vec<[f64; 4]>, bilinear::LayerForms)) -> f64| {
+            draws.iter().map(f).sum::<f64>() / draws.len() as f64
+        };
+        let mut row = |head: String, measure: &str, value: f64, init: f64, cross_head: f64| {
+            heads.push(HeadRow {
+                model: name.clone(),
+                layer,
+                head,
+                measure: measure.into(),
+                value,
+                init,
+                cross_head,
+            })
+        };
+        for h in 0..l.n_heads {
+            let (g, f) = (&trained[h], forms.heads[h]);
+            let (cos_x, cka_x) = cross_head_matrices(l, h);
+            row(
+                h.to_string(),
+                "cos_q_k",
+                g.cos_q_k,
+                mean(&|d| d.0[h][0]),
+                cos_x,
+            );
+            row(
+                h.to_string(),
+                "cka_q_k",
+                g.cka_q_k,
+                mean(&|d| d.0[h][1]),
+                cka_x,
+            );
+            row(
+                h.to_string(),
+                "cos_q_v",
+                g.cos_q_v,
+                mean(&|d| d.0[h][2]),
+                f64::NAN,
+            );
+            row(
+                h.to_string(),
+                "cos_k_v",
+                g.cos_k_v,
+                mean(&|d| d.0[h][3]),
+                f64::NAN,
+            );
+            let forms_of = |s: &FormScores| [s.symmetry, s.directionality, s.identity_alignment];
+            let names = ["symmetry", "directionality", "identity_alignment"];
+            for (i, m) in names.iter().enumerate() {
+                row(
+                    h.to_string(),
+                    m,
+                    forms_of(&f)[i],
+                    mean(&|d| forms_of(&d.1.heads[h])[i]),
+                    forms_of(&cross[h])[i],
+                );
+            }
+        }
+        let names = ["symmetry", "directionality", "identity_alignment"];
+        let of = |s: &FormScores| [s.symmetry, s.directionality, s.identity_alignment];
+        for (i, m) in names.iter().enumerate() {
+            row(
+                "all".into(),
+                m,
+                of(&forms.layer)[i],
+                mean(&|d| of(&d.1.layer)[i]),
+                f64::NAN,
+            );
+        }
+    }
+    output::write_csv(&out.join("heads.csv"), &heads)?;
+    println!("heads: {:.1} s", started.elapsed().as_secs_f64());
+    let started = std::time::Instant::now();
+
+    // Scores of word pairs under each head's form, against people and against cosine, on the
+    // pairs the similarity scores use (words matched as the benchmarks match them).
+    let vocab =
+        analysis::EvalVocab::new(&table, cfg.eval.restrict_vocab, cfg.eval.case_insensitive);
+    let mut pair_rows = Vec::new();
+    for set in &benchmarks.similarity {
+        let (mut pairs, mut human, mut cosine) = (Vec::new(), Vec::new(), Vec::new());
+        for (a, b, s) in &set.pairs {
+            if let (Some(i), Some(j)) = (vocab.row(a), vocab.row(b)) {
+                let (i, j) = (i as usize, j as usize);
+                pairs.push((i, j));
+                human.push(*s);
+                cosine.push(geometry::cosine(table.row(i), table.row(j)));
+            }
+        }
+        if pairs.len() < 3 {
+            continue;
+        }
+        let e = table.data();
+        for (li, l) in layers.iter().enumerate() {
+            let init: Vec<LayerQkv> = (0..INIT_DRAWS)
+                .map(|_| drawn(l, init_std, &mut rng))
+                .collect();
+            for head in (0..l.n_heads).map(Some).chain([None]) {
+                let s = bilinear::head_pair_scores(e, l, head, &pairs);
+                let (mut ih, mut ic) = (0.0, 0.0);
+                for w in &init {
+                    let s0 = bilinear::head_pair_scores(e, w, head, &pairs);
+                    ih += analysis::stats::spearman(&human, &s0);
+                    ic += analysis::stats::spearman(&cosine, &s0);
+                }
+                pair_rows.push(PairRow {
+                    model: name.clone(),
+                    benchmark: set.name.clone(),
+                    layer: li + 1,
+                    head: head.map_or("all".into(), |h| h.to_string()),
+                    pairs: pairs.len(),
+                    spearman_human: analysis::stats::spearman(&human, &s),
+                    spearman_cosine: analysis::stats::spearman(&cosine, &s),
+                    init_spearman_human: ih / init.len() as f64,
+                    init_spearman_cosine: ic / init.len() as f64,
+                });
+            }
+        }
+    }
+    output::write_csv(&out.join("pairs.csv"), &pair_rows)?;
+    println!("pairs: {:.1} s", started.elapsed().as_secs_f64());
+    println!("wrote {}/{{scores,heads,pairs}}.csv", out.display());
+    Ok(())
+}

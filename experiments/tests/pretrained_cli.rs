@@ -1,0 +1,134 @@
+//! `--exp pretrained` end to end on a tiny BERT checkpoint saved by transformers
+//! (crates/pretrained/tests/fixtures/tiny-bert, with a 60-piece WordPiece tokenizer.json) and a
+//! planted corpus: the three CSVs, their rows, the references beside each measure; and the
+//! refusals, each naming what is missing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_experiments"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/pretrained/tests/fixtures/tiny-bert")
+}
+
+fn rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let headers = r.headers().unwrap().clone();
+    r.records()
+        .map(|rec| {
+            headers
+                .iter()
+                .zip(rec.unwrap().iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    // Words of WS-353's first pairs, so some pairs are scored.
+    let corpus = dir.path().join("planted.txt");
+    let words = [
+        "love", "sex", "tiger", "cat", "book", "paper", "computer", "keyboard", "the",
+    ];
+    let text: Vec<&str> = (0..3000)
+        .map(|i| words[(i * 7 + i / 9) % words.len()])
+        .collect();
+    std::fs::write(&corpus, text.join(" ")).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[
+        "--exp",
+        "pretrained",
+        "--model",
+        fixture().to_str().unwrap(),
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let base = out.join("pretrained/tiny-bert");
+    let heads = rows(&base.join("heads.csv"));
+    // 2 layers x (2 heads x 7 measures + 3 measures of the whole layer's form).
+    assert_eq!(heads.len(), 2 * (2 * 7 + 3));
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture().join("expected.json")).unwrap())
+            .unwrap();
+    for r in &heads {
+        let v: f64 = r["value"].parse().unwrap();
+        let init: f64 = r["init"].parse().unwrap();
+        if r["measure"] == "symmetry" {
+            // Independent Gaussian matrices of these shapes: about 1/2.
+            assert!((init - 0.5).abs() < 0.1, "{r:?}");
+            if r["head"] != "all" {
+                let (l, h): (usize, usize) =
+                    (r["layer"].parse().unwrap(), r["head"].parse().unwrap());
+                let torch = expected["forms"][l - 1][h]["symmetry"].as_f64().unwrap();
+                assert!((v - torch).abs() < 1e-5, "{r:?} vs torch {torch}");
+                assert!(r["cross_head"].parse::<f64>().unwrap().is_finite());
+            }
+        }
+    }
+    let scores = rows(&base.join("scores.csv"));
+    assert!(scores
+        .iter()
+        .all(|r| r["model"] == "tiny-bert" && r["representation"] == "embedding"));
+    let ws = scores
+        .iter()
+        .find(|r| r["benchmark"] == "WS-353-ALL" && r["metric"] == "spearman")
+        .unwrap();
+    let used: usize = ws["n"].parse().unwrap();
+    assert!(used >= 3, "{ws:?}");
+    let pairs = rows(&base.join("pairs.csv"));
+    let ws_pairs: Vec<_> = pairs
+        .iter()
+        .filter(|r| r["benchmark"] == "WS-353-ALL")
+        .collect();
+    // 2 layers x (2 heads + the layer), each on the pairs the similarity score used.
+    assert_eq!(ws_pairs.len(), 6);
+    assert!(ws_pairs
+        .iter()
+        .all(|r| r["pairs"].parse::<usize>().unwrap() == used));
+}
+
+#[test]
+fn a_missing_model_or_tokenizer_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(&["--exp", "pretrained", "--out", dir.path().to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        !o.status.success() && err.contains("--exp pretrained needs --model DIR"),
+        "{err}"
+    );
+    let ckpt = dir.path().join("ckpt");
+    std::fs::create_dir(&ckpt).unwrap();
+    for f in ["config.json", "model.safetensors"] {
+        std::fs::copy(fixture().join(f), ckpt.join(f)).unwrap();
+    }
+    let o = run(&[
+        "--exp",
+        "pretrained",
+        "--model",
+        ckpt.to_str().unwrap(),
+        "--out",
+        dir.path().join("out").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        !o.status.success()
+            && err.contains(&format!(
+                "{}: cannot read",
+                ckpt.join("tokenizer.json").display()
+            )),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
