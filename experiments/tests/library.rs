@@ -102,6 +102,31 @@ fn a_variant_and_seed_become_tidy_rows_through_the_library() {
     assert!((value("training", "unigram_entropy") - entropy).abs() < 1e-9);
     assert_eq!(value("training", "heldout_loss"), heldout);
 
+    // The heads' bilinear forms: the untrained model's trained and initial weights are the same
+    // draw, so every form score is read twice with the same value; a layer's form of
+    // independent Gaussian matrices is about half symmetric.
+    let form = |state: &str, layer: usize, bench: &str, metric: &str| {
+        rows.iter()
+            .find(|r| {
+                r.representation == state
+                    && r.layer == Some(layer)
+                    && r.benchmark == bench
+                    && r.metric == metric
+            })
+            .unwrap_or_else(|| panic!("no {state} {layer} {bench} {metric} row"))
+            .value
+    };
+    for metric in ["qk_symmetry", "qk_directionality", "qk_identity_alignment"] {
+        for bench in ["head-0", "all-heads"] {
+            let a = form("attention-trained", 1, bench, metric);
+            assert!(a.is_finite(), "{bench} {metric}");
+            assert_eq!(a, form("attention-initialisation", 1, bench, metric));
+        }
+    }
+    let s = form("attention-initialisation", 1, "all-heads", "qk_symmetry");
+    assert!((0.3..0.7).contains(&s), "{s}");
+    assert!(form("attention-trained", 2, "head-1", "qk_symmetry_cross_head").is_finite());
+
     // Every layer read out: the embedding output (layer 0) and the quick model's 2 blocks.
     let layers: std::collections::BTreeSet<usize> = rows
         .iter()
