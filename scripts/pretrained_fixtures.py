@@ -41,14 +41,30 @@ def forms(model, layer_weights):
             direc = 0.0 if r + c == 0 else ((c - r) / (c + r)).item()
             ident = (torch.trace(m) / (m.norm() * m.shape[0] ** 0.5)).item()
             layer.append({"symmetry": sym.item(), "directionality": direc, "identity_alignment": ident})
+        whole = (wq @ wk.T).double()
+        layer.append({"all_symmetry": (((0.5 * (whole + whole.T)) ** 2).sum() / (whole ** 2).sum()).item()})
         out.append(layer)
     return out
+
+
+def perturb(model, seed):
+    """transformers' init zeroes every bias and sets every LayerNorm to (1, 0): a reader that
+    mixed up or dropped them would still match. Draw them instead."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("bias"):
+                p.copy_(torch.randn(p.shape, generator=g) * 0.5)
+            elif "LayerNorm.weight" in name or (".ln_" in name or name.startswith("ln_")) and name.endswith("weight"):
+                p.copy_(1.0 + torch.randn(p.shape, generator=g) * 0.3)
+    return model
 
 
 def write(name, model, dtype=None):
     d = OUT / name
     d.mkdir(parents=True, exist_ok=True)
     model.eval()
+    perturb(model, len(name))
     saved = model if dtype is None else model.to(dtype)
     saved.save_pretrained(d, safe_serialization=True)
     # The reference runs in f32 on the weights as stored (rounded to f16/bf16 when they are).

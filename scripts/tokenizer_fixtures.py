@@ -35,6 +35,12 @@ HARD = [
     "HeLLo WORLD",
     "multiple     inner   spaces",
     "unaffable unbelievably antidisestablishmentarianism",
+    "a \n b",
+    "a\n\nb",
+    "x\u00a0y a \u3000b",
+    "trailing newline\n ",
+    "IT'S 'S 's",
+    "year 2026, not 2025",
     "",
 ]
 

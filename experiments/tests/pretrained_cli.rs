@@ -64,7 +64,7 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
             .unwrap();
     for r in &heads {
         let v: f64 = r["value"].parse().unwrap();
-        let init: f64 = r["init"].parse().unwrap();
+        let init: f64 = r["gaussian"].parse().unwrap();
         if r["measure"] == "symmetry" {
             // Independent Gaussian matrices of these shapes: about 1/2.
             assert!((init - 0.5).abs() < 0.1, "{r:?}");
@@ -74,6 +74,13 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
                 let torch = expected["forms"][l - 1][h]["symmetry"].as_f64().unwrap();
                 assert!((v - torch).abs() < 1e-5, "{r:?} vs torch {torch}");
                 assert!(r["cross_head"].parse::<f64>().unwrap().is_finite());
+            } else {
+                let l: usize = r["layer"].parse().unwrap();
+                let torch = expected["forms"][l - 1][2]["all_symmetry"]
+                    .as_f64()
+                    .unwrap();
+                assert!((v - torch).abs() < 1e-5, "{r:?} vs torch {torch}");
+                assert_eq!(r["cross_head"], "", "{r:?}");
             }
         }
     }
@@ -92,8 +99,13 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
         .iter()
         .filter(|r| r["benchmark"] == "WS-353-ALL")
         .collect();
-    // 2 layers x (2 heads + the layer), each on the pairs the similarity score used.
-    assert_eq!(ws_pairs.len(), 6);
+    // The dot product (M = I), then 2 layers x (2 heads + the layer), each on the pairs the
+    // similarity score used.
+    assert_eq!(ws_pairs.len(), 7);
+    assert_eq!(
+        (ws_pairs[0]["layer"].as_str(), ws_pairs[0]["head"].as_str()),
+        ("0", "dot")
+    );
     assert!(ws_pairs
         .iter()
         .all(|r| r["pairs"].parse::<usize>().unwrap() == used));

@@ -19,7 +19,11 @@ pub fn piece_mean_table(
     let n_pieces = table.len() / d;
     let (mut kept, mut data, mut counts) = (Vec::new(), Vec::new(), Vec::new());
     for w in words {
-        let ids = tokenizer.encode_words(&[w.as_str()]).ids;
+        // The word as it stands inside running text: after a space, which byte-level BPE
+        // reads as part of it (`Ġword`, the piece GPT-2 sees for every word but a text's
+        // first); WordPiece ignores it.
+        let framed = tokenizer.encode_words(&["", w.as_str()]);
+        let ids = &framed.ids[framed.spans[1].clone()];
         if ids.is_empty()
             || ids
                 .iter()
@@ -28,7 +32,7 @@ pub fn piece_mean_table(
             continue;
         }
         let mut mean = vec![0f64; d];
-        for &p in &ids {
+        for &p in ids {
             for (m, x) in mean
                 .iter_mut()
                 .zip(&table[p as usize * d..(p as usize + 1) * d])
@@ -65,5 +69,21 @@ mod tests {
         assert_eq!(counts, vec![3, 1]);
         assert_eq!(v.row(0), [(14477.0 + 20961.0 + 3468.0) / 3.0, 1.0]);
         assert_eq!(v.row(1), [1996.0, 1.0]);
+    }
+
+    #[test]
+    fn a_byte_level_word_is_read_as_inside_running_text() {
+        // The tiny BPE of crates/pretrained's fixtures: "the" after a space is the piece
+        // `Ġthe`, not the text-initial `t` `he`.
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../pretrained/tests/fixtures/tiny-bpe/tokenizer.json");
+        let tok = Tokenizer::from_file(&path).unwrap();
+        let inside = tok.encode(" the");
+        assert_eq!(inside.len(), 1);
+        assert_ne!(tok.encode("the"), inside);
+        let table: Vec<f32> = (0..tok.vocab_size()).map(|p| p as f32).collect();
+        let (v, counts) = piece_mean_table(&table, 1, &tok, &["the".to_string()]);
+        assert_eq!(counts, vec![1]);
+        assert_eq!(v.row(0), [inside[0] as f32]);
     }
 }

@@ -31,6 +31,9 @@ fn head_forms_of_bert_and_gpt2_checkpoints_match_torch() {
                 "{name}"
             );
             let forms = layer_forms(w);
+            // The layer's whole form W_Q W_K^T (all heads).
+            let all = expected["forms"][l][2]["all_symmetry"].as_f64().unwrap();
+            assert!((forms.layer.symmetry - all).abs() < 1e-5, "{name}: {all}");
             for (h, f) in forms.heads.iter().enumerate() {
                 let want = &expected["forms"][l][h];
                 for (got, key) in [

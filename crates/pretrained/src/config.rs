@@ -85,6 +85,11 @@ impl Architecture {
                         "hidden_act {act:?}: only \"gelu\" (the exact, erf form BERT uses) is read"
                     )));
                 }
+                if keys.boolean("is_decoder", false)? || keys.boolean("add_cross_attention", false)? {
+                    return Err(err(
+                        "is_decoder / add_cross_attention = true: only BERT's bidirectional encoder is read".into(),
+                    ));
+                }
                 let pos = keys.string("position_embedding_type", Some("absolute"))?;
                 if pos != "absolute" {
                     return Err(err(format!(

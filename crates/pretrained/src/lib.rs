@@ -145,6 +145,37 @@ pub fn load(dir: &Path, device: &Device) -> Result<Checkpoint, PretrainedError> 
                 }
             ))
         })?;
+    // Weights the config does not describe would be dropped without a word: a layer past
+    // config.json's count, or a tensor under both its bare and its prefixed name.
+    let (layer_key, n_layers) = match &architecture {
+        Architecture::Bert(c) => (r"^(?:bert\.)?encoder\.layer\.(\d+)\.", c.num_hidden_layers),
+        Architecture::Gpt2(c) => (r"^(?:transformer\.)?h\.(\d+)\.", c.n_layer),
+    };
+    let layer_key = regex::Regex::new(layer_key).expect("a valid pattern");
+    for key in tensors.keys() {
+        if let Some(n) = layer_key
+            .captures(key)
+            .and_then(|c| c[1].parse::<usize>().ok())
+            .filter(|&n| n >= n_layers)
+        {
+            return Err(err(format!(
+                "tensor `{key}` is of layer {n}, and config.json has {n_layers} layers (numbered from 0)"
+            )));
+        }
+    }
+    for (name, _) in &expected {
+        let other = if prefix.is_empty() {
+            format!("{}{name}", prefixes[1])
+        } else {
+            name.clone()
+        };
+        if tensors.contains_key(&other) {
+            return Err(err(format!(
+                "both `{name}` and `{}{name}` are in the file: which one is the model's is not clear",
+                prefixes[1]
+            )));
+        }
+    }
     let mut stored_dtype = None;
     for (name, shape) in &expected {
         let key = format!("{prefix}{name}");

@@ -94,8 +94,10 @@ impl Tokenizer {
         }
     }
 
-    /// `words` read as one text with single spaces between them: its pieces (the same as
-    /// [`Tokenizer::encode`] of the joined text) and each word's span.
+    /// `words` read as one text with single spaces between them: its pieces and each word's
+    /// span. For words without whitespace at their edges (a corpus's tokens) the pieces are
+    /// those of [`Tokenizer::encode`] on the joined text; for BPE each word after the first
+    /// carries the space before it (`Ġword`), as GPT-2 reads running text.
     pub fn encode_words(&self, words: &[&str]) -> WordPieces {
         let mut ids = Vec::new();
         let mut spans = Vec::with_capacity(words.len());

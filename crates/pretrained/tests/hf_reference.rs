@@ -280,7 +280,45 @@ fn a_wrong_tensor_is_named_with_its_file() {
             "not a readable safetensors file",
         ),
     ];
-    for (r, needle) in cases {
+    let more: Vec<(Rewrite, &str)> =
+        vec![
+        (
+            {
+                // A 1-layer config over 2 layers of weights: layer 1 would be dropped unread.
+                let r = Rewrite::of("tiny-gpt2");
+                r.config(|c| {
+                    c.insert("n_layer".into(), 1.into());
+                });
+                r
+            },
+            "tensor `h.1.attn.c_attn.bias` is of layer 1, and config.json has 1 layers",
+        ),
+        (
+            {
+                let r = Rewrite::of("tiny-bert");
+                r.tensors(|t| {
+                    let x = t.iter().find(|x| x.0 == "embeddings.LayerNorm.bias").unwrap().clone();
+                    t.push((format!("bert.{}", x.0), x.1, x.2, x.3));
+                });
+                r
+            },
+            "both `embeddings.LayerNorm.bias` and `bert.embeddings.LayerNorm.bias` are in the file",
+        ),
+        (
+            {
+                let r = Rewrite::of("tiny-gpt2");
+                r.tensors(|t| {
+                    // f64 weights are read (cast to f32): this one is not a float at all.
+                    let x = t.iter_mut().find(|x| x.0 == "wpe.weight").unwrap();
+                    x.1 = "BOOL".into();
+                    x.3.truncate(x.2.iter().product());
+                });
+                r
+            },
+            "tensor `wpe.weight` is Bool",
+        ),
+    ];
+    for (r, needle) in cases.into_iter().chain(more) {
         let e = r.error();
         assert!(
             e.contains("model.safetensors: ") && e.contains(needle),
@@ -369,7 +407,64 @@ fn a_directory_that_is_not_one_checkpoint_of_a_known_kind_is_refused_naming_the_
             "cannot read",
         ),
     ];
-    for (r, file, needle) in cases {
+    let more: Vec<(Rewrite, &str, &str)> = vec![
+        (
+            {
+                let r = Rewrite::of("tiny-bert");
+                r.config(|c| {
+                    c.insert("is_decoder".into(), true.into());
+                });
+                r
+            },
+            "config.json",
+            "only BERT's bidirectional encoder is read",
+        ),
+        (
+            {
+                let r = Rewrite::of("tiny-gpt2");
+                r.config(|c| {
+                    c.insert("activation_function".into(), "relu".into());
+                });
+                r
+            },
+            "config.json",
+            "activation_function \"relu\"",
+        ),
+        (
+            {
+                let r = Rewrite::of("tiny-gpt2");
+                r.config(|c| {
+                    c.insert("n_layer".into(), (-2).into());
+                });
+                r
+            },
+            "config.json",
+            "\"n_layer\" must be a whole number > 0, got -2",
+        ),
+        (
+            {
+                let r = Rewrite::of("tiny-bert");
+                std::fs::rename(
+                    r.path().join("model.safetensors"),
+                    r.path().join("pytorch_model.bin"),
+                )
+                .unwrap();
+                r
+            },
+            "model.safetensors",
+            "only safetensors weights are read",
+        ),
+        (
+            {
+                let r = Rewrite::of("tiny-bert");
+                std::fs::write(r.path().join("config.json"), "{not json").unwrap();
+                r
+            },
+            "config.json",
+            "not JSON",
+        ),
+    ];
+    for (r, file, needle) in cases.into_iter().chain(more) {
         let e = r.error();
         assert!(
             e.contains(&format!("{}: ", r.path().join(file).display())) && e.contains(needle),

@@ -113,6 +113,41 @@ fn a_tokenizer_json_this_reader_cannot_reproduce_is_refused_naming_the_key() {
             Box::new(|j| j["model"]["merges"][0] = serde_json::json!(["Ġ"])),
             "model.merges[0] is not a pair",
         ),
+        (
+            Box::new(|j| j["model"]["merges"][0] = serde_json::json!(["q", "q"])),
+            "model.merges[0] makes \"qq\", which is not in model.vocab",
+        ),
+        (
+            Box::new(|j| {
+                j["model"]["vocab"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("<|endoftext|>");
+            }),
+            "\"<|endoftext|>\" is not in model.vocab",
+        ),
+        (
+            Box::new(|j| j["model"]["byte_fallback"] = true.into()),
+            "model.byte_fallback = true",
+        ),
+        (
+            // A WordPiece model without BERT's pre-tokenizer.
+            Box::new(|j| {
+                j["model"]["type"] = "WordPiece".into();
+                j["model"]["vocab"]["[UNK]"] = 9999.into();
+                j["normalizer"] = serde_json::json!({"type": "BertNormalizer"});
+            }),
+            "pre_tokenizer.type Some(\"ByteLevel\") is not read with WordPiece",
+        ),
+        (
+            Box::new(|j| {
+                j["model"]["type"] = "WordPiece".into();
+                j["model"]["vocab"]["[UNK]"] = 9999.into();
+                j["normalizer"] = serde_json::json!({"type": "BertNormalizer"});
+                j["pre_tokenizer"] = serde_json::json!({"type": "BertPreTokenizer"});
+            }),
+            "\"[CLS]\" is not in model.vocab",
+        ),
     ];
     for (edit, needle) in edits {
         let mut j = original.clone();

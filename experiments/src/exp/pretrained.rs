@@ -7,14 +7,16 @@
 //!   study's tables are (`scores.csv`);
 //! * every attention head's W_Q, W_K, W_V (cosine, linear CKA) and its bilinear form
 //!   `W_Q W_K^T` (symmetry, directionality, alignment with the identity;
-//!   [`analysis::bilinear`]), each beside matrices of the same shapes drawn as the model was
-//!   initialised (N(0, initializer_range²)) and beside Q of the head against K of the other
-//!   heads of its layer (`heads.csv`);
+//!   [`analysis::bilinear`]), each beside independent Gaussian matrices of the same shapes (a
+//!   model at initialisation; the measures are scale-free) and beside Q of the head against K
+//!   of the other heads of its layer (`heads.csv`);
 //! * the score each head's form gives two words' embeddings, `(e_i M e_j + e_j M e_i)/2`,
 //!   against human similarity judgments and against the embeddings' cosine, beside the same
-//!   for forms drawn at initialisation (`pairs.csv`). Only layer 1 reads (LayerNorm'd)
-//!   embeddings inside the model; later layers' forms are read on the embedding rows all the
-//!   same, as the question asks what W_Q and W_K make of two words.
+//!   for Gaussian forms and for M = I, the plain dot product (`pairs.csv`). The score is read
+//!   on the raw embedding rows (the mean of a word's pieces): no position embedding, no
+//!   LayerNorm, no projection biases (so no key-salience term), which the model's layer 1
+//!   applies before its heads; later layers' forms are read on the same rows, as the question
+//!   asks what W_Q and W_K make of two words, not what the model computes there.
 //!
 //! Writes `<out>/pretrained/<checkpoint directory name>/`.
 
@@ -42,10 +44,14 @@ struct HeadRow {
     head: String,
     measure: String,
     value: f64,
-    /// The mean over draws of matrices of the same shapes at the model's initialisation.
-    init: f64,
-    /// The mean over the layer's other heads h' of the measure on Q^h against K^h'.
-    cross_head: f64,
+    /// The mean, and standard deviation, over draws of independent Gaussian W_Q, W_K, W_V of
+    /// the same shapes: a model at initialisation (BERT and GPT-2 draw N(0, 0.02²); every
+    /// measure here is scale-free, so only the shapes matter).
+    gaussian: f64,
+    gaussian_sd: f64,
+    /// The mean over the layer's other heads h' of the measure on Q^h against K^h' (empty
+    /// where it has no meaning: V, and a layer's whole form).
+    cross_head: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -58,8 +64,11 @@ struct PairRow {
     pairs: usize,
     spearman_human: f64,
     spearman_cosine: f64,
-    init_spearman_human: f64,
-    init_spearman_cosine: f64,
+    /// The same for forms of independent Gaussian W_Q, W_K (on the same embeddings): mean and
+    /// standard deviation over draws. Empty for the `dot` row (M = I, the dot product).
+    gaussian_spearman_human: Option<f64>,
+    gaussian_spearman_human_sd: Option<f64>,
+    gaussian_spearman_cosine: Option<f64>,
 }
 
 fn normal(rng: &mut SplitMix64, std: f64) -> f32 {
@@ -91,6 +100,14 @@ fn head_columns(w: &[f32], l: &LayerQkv, h: usize) -> Vec<f32> {
                 .copied()
         })
         .collect()
+}
+
+/// Mean and sample standard deviation.
+fn mean_sd(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let m = x.iter().sum::<f64>() / n;
+    let v = x.iter().map(|y| (y - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    (m, v.sqrt())
 }
 
 /// Head h's cos(Q, K), CKA(Q, K), cos(Q, V), cos(K, V) (what [`geometry::head_geometry`]
@@ -153,7 +170,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
     // The study's word list: the corpus vocabulary in frequency order.
     let corpus = super::load_corpus(args, &cfg.corpus)?;
-    let words: Vec<String> = (0..corpus.vocab.len())
+    // The first `restrict_vocab` words by corpus frequency, as for the study's tables, before
+    // any is dropped as [UNK] (so the rows reach no further down the list than ours do).
+    let words: Vec<String> = (0..corpus.vocab.len().min(cfg.eval.restrict_vocab))
         .map(|i| corpus.vocab.word(i as u32).to_string())
         .collect();
     let e = ckpt.model.token_embedding_matrix();
@@ -189,16 +208,21 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             })
             .collect();
         let mean = |f: &dyn Fn(&(Vec<[f64; 4]>, bilinear::LayerForms)) -> f64| {
-            draws.iter().map(f).sum::<f64>() / draws.len() as f64
+            mean_sd(&draws.iter().map(f).collect::<Vec<f64>>())
         };
-        let mut row = |head: String, measure: &str, value: f64, init: f64, cross_head: f64| {
+        let mut row = |head: String,
+                       measure: &str,
+                       value: f64,
+                       gaussian: (f64, f64),
+                       cross_head: Option<f64>| {
             heads.push(HeadRow {
                 model: name.clone(),
                 layer,
                 head,
                 measure: measure.into(),
                 value,
-                init,
+                gaussian: gaussian.0,
+                gaussian_sd: gaussian.1,
                 cross_head,
             })
         };
@@ -210,28 +234,28 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 "cos_q_k",
                 g.cos_q_k,
                 mean(&|d| d.0[h][0]),
-                cos_x,
+                Some(cos_x),
             );
             row(
                 h.to_string(),
                 "cka_q_k",
                 g.cka_q_k,
                 mean(&|d| d.0[h][1]),
-                cka_x,
+                Some(cka_x),
             );
             row(
                 h.to_string(),
                 "cos_q_v",
                 g.cos_q_v,
                 mean(&|d| d.0[h][2]),
-                f64::NAN,
+                None,
             );
             row(
                 h.to_string(),
                 "cos_k_v",
                 g.cos_k_v,
                 mean(&|d| d.0[h][3]),
-                f64::NAN,
+                None,
             );
             let forms_of = |s: &FormScores| [s.symmetry, s.directionality, s.identity_alignment];
             let names = ["symmetry", "directionality", "identity_alignment"];
@@ -241,7 +265,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     m,
                     forms_of(&f)[i],
                     mean(&|d| forms_of(&d.1.heads[h])[i]),
-                    forms_of(&cross[h])[i],
+                    Some(forms_of(&cross[h])[i]),
                 );
             }
         }
@@ -253,7 +277,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 m,
                 of(&forms.layer)[i],
                 mean(&|d| of(&d.1.layer)[i]),
-                f64::NAN,
+                None,
             );
         }
     }
@@ -280,18 +304,40 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             continue;
         }
         let e = table.data();
+        // M = I: the plain dot product of the two embeddings, the score that is a similarity
+        // by construction (layer 0).
+        let dot: Vec<f64> = pairs
+            .iter()
+            .map(|&(i, j)| {
+                let (a, b) = (&e[i * d..(i + 1) * d], &e[j * d..(j + 1) * d]);
+                a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum()
+            })
+            .collect();
+        pair_rows.push(PairRow {
+            model: name.clone(),
+            benchmark: set.name.clone(),
+            layer: 0,
+            head: "dot".into(),
+            pairs: pairs.len(),
+            spearman_human: analysis::stats::spearman(&human, &dot),
+            spearman_cosine: analysis::stats::spearman(&cosine, &dot),
+            gaussian_spearman_human: None,
+            gaussian_spearman_human_sd: None,
+            gaussian_spearman_cosine: None,
+        });
         for (li, l) in layers.iter().enumerate() {
             let init: Vec<LayerQkv> = (0..INIT_DRAWS)
                 .map(|_| drawn(l, init_std, &mut rng))
                 .collect();
             for head in (0..l.n_heads).map(Some).chain([None]) {
                 let s = bilinear::head_pair_scores(e, l, head, &pairs);
-                let (mut ih, mut ic) = (0.0, 0.0);
+                let (mut ih, mut ic) = (Vec::new(), Vec::new());
                 for w in &init {
                     let s0 = bilinear::head_pair_scores(e, w, head, &pairs);
-                    ih += analysis::stats::spearman(&human, &s0);
-                    ic += analysis::stats::spearman(&cosine, &s0);
+                    ih.push(analysis::stats::spearman(&human, &s0));
+                    ic.push(analysis::stats::spearman(&cosine, &s0));
                 }
+                let (h_mean, h_sd) = mean_sd(&ih);
                 pair_rows.push(PairRow {
                     model: name.clone(),
                     benchmark: set.name.clone(),
@@ -300,8 +346,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     pairs: pairs.len(),
                     spearman_human: analysis::stats::spearman(&human, &s),
                     spearman_cosine: analysis::stats::spearman(&cosine, &s),
-                    init_spearman_human: ih / init.len() as f64,
-                    init_spearman_cosine: ic / init.len() as f64,
+                    gaussian_spearman_human: Some(h_mean),
+                    gaussian_spearman_human_sd: Some(h_sd),
+                    gaussian_spearman_cosine: Some(mean_sd(&ic).0),
                 });
             }
         }
