@@ -22,7 +22,14 @@ import sys
 import tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-DEFAULT = ["crates/corpus", "crates/word2vec", "crates/transformer", "crates/analysis", "experiments"]
+# Every crate of the workspace (Cargo.toml's members), so a new crate is never left out.
+def workspace_members():
+    import pathlib, tomllib
+    root = pathlib.Path(__file__).resolve().parent.parent
+    return tomllib.loads((root / "Cargo.toml").read_text())["workspace"]["members"]
+
+
+DEFAULT = workspace_members()
 
 
 def modules(src):

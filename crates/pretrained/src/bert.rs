@@ -81,34 +81,34 @@ pub struct Bert {
     pub encoder: BertEncoder,
 }
 
-impl BertConfig {
-    /// A model of this shape with placeholder weights (burn's defaults), to be overwritten by a
+impl Bert {
+    /// A model of `cfg`'s shape with placeholder weights (burn's defaults), to be overwritten by a
     /// checkpoint ([`crate::load`]).
-    pub fn init(&self, device: &Device) -> Bert {
-        let h = self.hidden_size;
+    pub fn init(cfg: &BertConfig, device: &Device) -> Bert {
+        let h = cfg.hidden_size;
         let norm = || {
             LayerNormConfig::new(h)
-                .with_epsilon(self.layer_norm_eps)
+                .with_epsilon(cfg.layer_norm_eps)
                 .init(device)
         };
         let lin = |i, o| LinearConfig::new(i, o).init(device);
         Bert {
             embeddings: BertEmbeddings {
-                word_embeddings: EmbeddingConfig::new(self.vocab_size, h).init(device),
-                position_embeddings: EmbeddingConfig::new(self.max_position_embeddings, h)
+                word_embeddings: EmbeddingConfig::new(cfg.vocab_size, h).init(device),
+                position_embeddings: EmbeddingConfig::new(cfg.max_position_embeddings, h)
                     .init(device),
-                token_type_embeddings: EmbeddingConfig::new(self.type_vocab_size, h).init(device),
+                token_type_embeddings: EmbeddingConfig::new(cfg.type_vocab_size, h).init(device),
                 LayerNorm: norm(),
             },
             encoder: BertEncoder {
-                layer: (0..self.num_hidden_layers)
+                layer: (0..cfg.num_hidden_layers)
                     .map(|_| BertLayer {
                         attention: BertAttention {
                             self_attention: BertSelfAttention {
                                 query: lin(h, h),
                                 key: lin(h, h),
                                 value: lin(h, h),
-                                n_heads: self.num_attention_heads,
+                                n_heads: cfg.num_attention_heads,
                             },
                             output: BertSelfOutput {
                                 dense: lin(h, h),
@@ -116,10 +116,10 @@ impl BertConfig {
                             },
                         },
                         intermediate: BertIntermediate {
-                            dense: lin(h, self.intermediate_size),
+                            dense: lin(h, cfg.intermediate_size),
                         },
                         output: BertOutput {
-                            dense: lin(self.intermediate_size, h),
+                            dense: lin(cfg.intermediate_size, h),
                             LayerNorm: norm(),
                         },
                     })
@@ -130,25 +130,25 @@ impl BertConfig {
 
     /// Every tensor `BertModel` keeps, as the checkpoint names and shapes it (PyTorch's
     /// `Linear` stores `[out, in]`).
-    pub fn expected_tensors(&self) -> Vec<(String, Vec<usize>)> {
-        let (h, f) = (self.hidden_size, self.intermediate_size);
+    pub fn expected_tensors(cfg: &BertConfig) -> Vec<(String, Vec<usize>)> {
+        let (h, f) = (cfg.hidden_size, cfg.intermediate_size);
         let mut t = vec![
             (
                 "embeddings.word_embeddings.weight".to_string(),
-                vec![self.vocab_size, h],
+                vec![cfg.vocab_size, h],
             ),
             (
                 "embeddings.position_embeddings.weight".into(),
-                vec![self.max_position_embeddings, h],
+                vec![cfg.max_position_embeddings, h],
             ),
             (
                 "embeddings.token_type_embeddings.weight".into(),
-                vec![self.type_vocab_size, h],
+                vec![cfg.type_vocab_size, h],
             ),
             ("embeddings.LayerNorm.weight".into(), vec![h]),
             ("embeddings.LayerNorm.bias".into(), vec![h]),
         ];
-        for l in 0..self.num_hidden_layers {
+        for l in 0..cfg.num_hidden_layers {
             let p = format!("encoder.layer.{l}");
             for (name, shape) in [
                 ("attention.self.query.weight", vec![h, h]),

@@ -48,31 +48,31 @@ pub struct Gpt2 {
     pub ln_f: LayerNorm,
 }
 
-impl Gpt2Config {
-    /// A model of this shape with placeholder weights, to be overwritten by a checkpoint.
-    pub fn init(&self, device: &Device) -> Gpt2 {
-        let d = self.n_embd;
+impl Gpt2 {
+    /// A model of `cfg`'s shape with placeholder weights, to be overwritten by a checkpoint.
+    pub fn init(cfg: &Gpt2Config, device: &Device) -> Gpt2 {
+        let d = cfg.n_embd;
         let norm = || {
             LayerNormConfig::new(d)
-                .with_epsilon(self.layer_norm_epsilon)
+                .with_epsilon(cfg.layer_norm_epsilon)
                 .init(device)
         };
         let lin = |i, o| LinearConfig::new(i, o).init(device);
         Gpt2 {
-            wte: EmbeddingConfig::new(self.vocab_size, d).init(device),
-            wpe: EmbeddingConfig::new(self.n_positions, d).init(device),
-            h: (0..self.n_layer)
+            wte: EmbeddingConfig::new(cfg.vocab_size, d).init(device),
+            wpe: EmbeddingConfig::new(cfg.n_positions, d).init(device),
+            h: (0..cfg.n_layer)
                 .map(|_| Gpt2Block {
                     ln_1: norm(),
                     attn: Gpt2Attention {
                         c_attn: lin(d, 3 * d),
                         c_proj: lin(d, d),
-                        n_heads: self.n_head,
+                        n_heads: cfg.n_head,
                     },
                     ln_2: norm(),
                     mlp: Gpt2Mlp {
-                        c_fc: lin(d, self.n_inner),
-                        c_proj: lin(self.n_inner, d),
+                        c_fc: lin(d, cfg.n_inner),
+                        c_proj: lin(cfg.n_inner, d),
                     },
                 })
                 .collect(),
@@ -82,13 +82,13 @@ impl Gpt2Config {
 
     /// Every tensor `GPT2Model` keeps, as the checkpoint names and shapes it (`Conv1D`:
     /// `[in, out]`).
-    pub fn expected_tensors(&self) -> Vec<(String, Vec<usize>)> {
-        let (d, f) = (self.n_embd, self.n_inner);
+    pub fn expected_tensors(cfg: &Gpt2Config) -> Vec<(String, Vec<usize>)> {
+        let (d, f) = (cfg.n_embd, cfg.n_inner);
         let mut t = vec![
-            ("wte.weight".to_string(), vec![self.vocab_size, d]),
-            ("wpe.weight".into(), vec![self.n_positions, d]),
+            ("wte.weight".to_string(), vec![cfg.vocab_size, d]),
+            ("wpe.weight".into(), vec![cfg.n_positions, d]),
         ];
-        for l in 0..self.n_layer {
+        for l in 0..cfg.n_layer {
             for (name, shape) in [
                 ("ln_1.weight", vec![d]),
                 ("ln_1.bias", vec![d]),

@@ -114,8 +114,8 @@ pub fn load(dir: &Path, device: &Device) -> Result<Checkpoint, PretrainedError> 
     let architecture = Architecture::read(&dir.join("config.json"))?;
     let path = weights_file(dir)?;
     let (expected, prefixes) = match &architecture {
-        Architecture::Bert(c) => (c.expected_tensors(), ["", "bert."]),
-        Architecture::Gpt2(c) => (c.expected_tensors(), ["", "transformer."]),
+        Architecture::Bert(c) => (Bert::expected_tensors(c), ["", "bert."]),
+        Architecture::Gpt2(c) => (Gpt2::expected_tensors(c), ["", "transformer."]),
     };
     let err = |message: String| PretrainedError::Weights {
         path: path.clone(),
@@ -210,7 +210,7 @@ pub fn load(dir: &Path, device: &Device) -> Result<Checkpoint, PretrainedError> 
             let mut store = store
                 .with_key_remapping(r"\.attention\.self\.", ".attention.self_attention.")
                 .with_from_adapter(PyTorchToBurnAdapter.chain(cast));
-            let mut m = c.init(device);
+            let mut m = Bert::init(c, device);
             m.load_from(&mut store)
                 .map_err(|e| err(format!("cannot load: {e}")))?;
             Pretrained::Bert(m)
@@ -221,7 +221,7 @@ pub fn load(dir: &Path, device: &Device) -> Result<Checkpoint, PretrainedError> 
                 .with_key_remapping(r"(ln_1|ln_2|ln_f)\.weight$", "${1}.gamma")
                 .with_key_remapping(r"(ln_1|ln_2|ln_f)\.bias$", "${1}.beta")
                 .with_from_adapter(cast);
-            let mut m = c.init(device);
+            let mut m = Gpt2::init(c, device);
             m.load_from(&mut store)
                 .map_err(|e| err(format!("cannot load: {e}")))?;
             Pretrained::Gpt2(m)
