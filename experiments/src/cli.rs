@@ -70,6 +70,10 @@ pub enum Experiment {
     /// its embedding as a word table, its heads' W_Q/W_K/W_V and bilinear forms against
     /// their initialisation; writes <out>/pretrained/<name>/.
     Pretrained,
+    /// One forward pass of a checkpoint (`--model DIR`) per `forward` line on stdin, timed:
+    /// what scripts/bench_pretrained.py interleaves with PyTorch.
+    #[value(hide = true)]
+    BenchPretrainedSteps,
     /// Every comparison of the study (each model trained once, or read from its kept
     /// measurements) and the report; the backend comparison is `--exp backends`.
     All,
@@ -255,6 +259,7 @@ impl Experiment {
             | All => PAPER,
             MeasureModel | MeasureSnapshots | Sweep => ONE,
             Pretrained => &["config", "corpus", "out", "model"],
+            BenchPretrainedSteps => &["model", "seed"],
             Report => &["config", "out", "quick"],
             CheckOutputs | Seal => &["out"],
         }

@@ -66,6 +66,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         Experiment::Dynamics => exp::dynamics::run(args),
         Experiment::Sweep => exp::sweep::run(args),
         Experiment::Pretrained => exp::pretrained::run(args),
+        Experiment::BenchPretrainedSteps => exp::pretrained::serve(args),
         Experiment::All => exp::paper::all(args),
         Experiment::MeasureModel => exp::dynamics::measure_one(args, exp::jobs::Work::Scores),
         Experiment::MeasureSnapshots => {

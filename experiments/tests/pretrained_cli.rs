@@ -144,3 +144,36 @@ fn a_missing_model_or_tokenizer_is_named() {
     );
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn the_forward_benchmark_server_times_passes_and_refuses_other_requests() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_experiments"))
+        .args(["--exp", "bench-pretrained-steps", "--model"])
+        .arg(fixture())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"forward\n\nbackward\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let lines: Vec<&str> = out.lines().collect();
+    // The tiny checkpoint has 16 positions: the batch is cut to them.
+    assert_eq!(lines[0], "ready 32 16");
+    let seconds: f64 = lines[1].strip_prefix("forward ").unwrap().parse().unwrap();
+    assert!(seconds > 0.0 && seconds.is_finite());
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(!o.status.success());
+    assert!(
+        err.contains("stdin line 3: unknown request `backward` (expected `forward`)"),
+        "{err}"
+    );
+}

@@ -48,6 +48,14 @@ pub enum Architecture {
 }
 
 impl Architecture {
+    /// The longest input the model's learned positions cover.
+    pub fn max_positions(&self) -> usize {
+        match self {
+            Architecture::Bert(c) => c.max_position_embeddings,
+            Architecture::Gpt2(c) => c.n_positions,
+        }
+    }
+
     /// The standard deviation the model's weights were drawn with before training.
     pub fn initializer_range(&self) -> f64 {
         match self {

@@ -358,3 +358,54 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     println!("wrote {}/{{scores,heads,pairs}}.csv", out.display());
     Ok(())
 }
+
+/// `--exp bench-pretrained-steps --model DIR`: one forward pass of the checkpoint per `forward`
+/// line on stdin, answered `forward <seconds>`, on a fixed `[batch, seq]` of random piece ids
+/// (`--seed`; the values do not matter, the shapes do; 128 pieces, fewer for a model with fewer
+/// positions): what scripts/bench_pretrained.py interleaves with PyTorch's eager forward of the
+/// same model. `ready <batch> <seq>` first.
+pub fn serve(args: &Args) -> anyhow::Result<()> {
+    use std::io::{BufRead, Write};
+    const BATCH: usize = 32;
+    let dir = args
+        .model
+        .as_deref()
+        .context("--exp bench-pretrained-steps needs --model DIR")?;
+    let device = Device::flex();
+    let ckpt = pretrained::load(&paths::resolve(Path::new(dir)), &device)?;
+    let vocab = ckpt.model.token_embedding_matrix().dims()[0];
+    // 128 pieces, or as many as the model's positions cover.
+    let seq = 128.min(ckpt.architecture.max_positions());
+    let mut rng = SplitMix64::new(args.seed.unwrap_or(1));
+    let ids: Vec<i64> = (0..BATCH * seq)
+        .map(|_| analysis::inference::index(&mut rng, vocab) as i64)
+        .collect();
+    let tokens = burn::tensor::Tensor::<2, burn::tensor::Int>::from_data(
+        burn::tensor::TensorData::new(ids, [BATCH, seq]),
+        &device,
+    );
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "ready {BATCH} {seq}")?;
+    out.flush()?;
+    for (n, line) in std::io::stdin().lock().lines().enumerate() {
+        let line = line?;
+        match line.trim() {
+            "" => continue,
+            "forward" => {
+                let started = std::time::Instant::now();
+                let hidden = ckpt.model.hidden_states(tokens.clone(), None);
+                // Wait for the values, as PyTorch's eager forward has them on return.
+                let last = hidden.last().expect("layers").clone().into_data();
+                let seconds = started.elapsed().as_secs_f64();
+                debug_assert!(!last.as_slice::<f32>().unwrap().is_empty());
+                writeln!(out, "forward {seconds}")?;
+            }
+            other => anyhow::bail!(
+                "stdin line {}: unknown request `{other}` (expected `forward`)",
+                n + 1
+            ),
+        }
+        out.flush()?;
+    }
+    Ok(())
+}
