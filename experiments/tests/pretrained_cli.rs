@@ -85,13 +85,31 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
         }
     }
     let scores = rows(&base.join("scores.csv"));
-    assert!(scores
-        .iter()
-        .all(|r| r["model"] == "tiny-bert" && r["representation"] == "embedding"));
+    assert!(scores.iter().all(|r| r["model"] == "tiny-bert"
+        && (r["representation"] == "embedding" || r["representation"] == "aggregated")));
     let ws = scores
         .iter()
-        .find(|r| r["benchmark"] == "WS-353-ALL" && r["metric"] == "spearman")
+        .find(|r| {
+            r["benchmark"] == "WS-353-ALL"
+                && r["metric"] == "spearman"
+                && r["representation"] == "embedding"
+        })
         .unwrap();
+    // Every layer pooled over the corpus (0 = embedding output, then 2 layers), each scored on
+    // the same pairs: every word of the planted corpus occurs.
+    for layer in ["0", "1", "2"] {
+        let pooled = scores
+            .iter()
+            .find(|r| {
+                r["benchmark"] == "WS-353-ALL"
+                    && r["metric"] == "spearman"
+                    && r["representation"] == "aggregated"
+                    && r["layer"] == layer
+            })
+            .unwrap_or_else(|| panic!("no aggregated layer {layer} row"));
+        assert_eq!(pooled["n"], ws["n"]);
+        assert!(pooled["value"].parse::<f64>().unwrap().is_finite());
+    }
     let used: usize = ws["n"].parse().unwrap();
     assert!(used >= 3, "{ws:?}");
     let pairs = rows(&base.join("pairs.csv"));

@@ -188,6 +188,33 @@ impl Aggregated {
     }
 }
 
+/// The occurrences [`aggregated`] pools, as sorted positions in `sequences`: for each of the
+/// ids `0..n`, a uniform random sample of up to `cap` of its positions (a reservoir per word,
+/// Vitter's algorithm R, seeded by `seed`).
+pub fn sample_occurrences(sequences: &[u32], n: usize, cap: usize, seed: u64) -> Vec<usize> {
+    let mut rng = crate::inference::SplitMix64::new(seed);
+    let mut sample: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut seen = vec![0usize; n];
+    for (pos, &id) in sequences.iter().enumerate() {
+        let w = id as usize;
+        if w >= n || cap == 0 {
+            continue;
+        }
+        if sample[w].len() < cap {
+            sample[w].push(pos);
+        } else {
+            let j = crate::inference::index(&mut rng, seen[w] + 1);
+            if j < cap {
+                sample[w][j] = pos;
+            }
+        }
+        seen[w] += 1;
+    }
+    let mut chosen: Vec<usize> = sample.iter().flatten().copied().collect();
+    chosen.sort_unstable();
+    chosen
+}
+
 /// Mean-pools, per layer, each of the first `words.len()` ids' hidden states over a uniform
 /// random sample of up to `max_occurrences` of its occurrences anywhere in `sequences`
 /// (row-major, `seq_len` ids each, as the model was trained on).
@@ -213,28 +240,7 @@ pub fn aggregated(
     let n = words.len();
     let n_layers = model.blocks.len() + 1;
     let d = model.token_embedding_matrix().dims()[1];
-    let cap = max_occurrences as usize;
-    // The sample: token positions per word, uniformly chosen among all its occurrences.
-    let mut rng = crate::inference::SplitMix64::new(seed);
-    let mut sample: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut seen = vec![0usize; n];
-    for (pos, &id) in sequences.iter().enumerate() {
-        let w = id as usize;
-        if w >= n || cap == 0 {
-            continue;
-        }
-        if sample[w].len() < cap {
-            sample[w].push(pos);
-        } else {
-            let j = crate::inference::index(&mut rng, seen[w] + 1);
-            if j < cap {
-                sample[w][j] = pos;
-            }
-        }
-        seen[w] += 1;
-    }
-    let mut chosen: Vec<usize> = sample.iter().flatten().copied().collect();
-    chosen.sort_unstable();
+    let chosen = sample_occurrences(sequences, n, max_occurrences as usize, seed);
     let mut rows: Vec<usize> = chosen.iter().map(|&p| p / seq_len).collect();
     rows.dedup();
 

@@ -47,6 +47,145 @@ pub fn piece_mean_table(
     (WordVectors::new(kept, d, data), counts)
 }
 
+/// Mean-pooled contextual vectors of a subword model, one table per layer (0 = the embedding
+/// output): the occurrences [`crate::representations::aggregated`] pools for a whole-word
+/// model (the same seeded sample of up to `max_occurrences` per word among the first `n` ids),
+/// each occurrence's vector the mean of its pieces' hidden states.
+///
+/// `sequences` are the study's rows of `seq_len` ids; ids below `vocab.len()` are words
+/// (`vocab[id]`), any other id (the whole-word model's `[CLS]`, `[SEP]`) is left out. Each row
+/// is read as the checkpoint reads text: its words as pieces, each after a space (as in
+/// [`piece_mean_table`]), framed by the tokenizer's start and end pieces where it has them, cut
+/// at `max_positions`; rows are padded to the longest in their batch and the padding masked.
+/// An occurrence whose pieces were cut off, or that became `[UNK]`, is not counted.
+#[allow(clippy::too_many_arguments)]
+pub fn aggregated(
+    model: &pretrained::Pretrained,
+    tokenizer: &Tokenizer,
+    vocab: &[String],
+    n: usize,
+    sequences: &[u32],
+    seq_len: usize,
+    max_occurrences: u32,
+    batch: usize,
+    seed: u64,
+    max_positions: usize,
+    device: &burn::tensor::Device,
+) -> crate::representations::Aggregated {
+    use burn::tensor::{Bool, Int, Tensor, TensorData};
+    let chosen =
+        crate::representations::sample_occurrences(sequences, n, max_occurrences as usize, seed);
+    let mut rows: Vec<usize> = chosen.iter().map(|&p| p / seq_len).collect();
+    rows.dedup();
+    let specials = tokenizer.specials().clone();
+    let mut pieces_of: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    let mut pieces = |id: u32| -> Vec<u32> {
+        pieces_of
+            .entry(id)
+            .or_insert_with(|| {
+                let framed = tokenizer.encode_words(&["", vocab[id as usize].as_str()]);
+                framed.ids[framed.spans[1].clone()].to_vec()
+            })
+            .clone()
+    };
+    let d = model.token_embedding_matrix().dims()[1];
+    let mut sums: Vec<Vec<f64>> = Vec::new();
+    let mut count = vec![0u32; n];
+    let mut next = 0;
+    for chunk in rows.chunks(batch.max(1)) {
+        // Each row as pieces, and the piece span of each of its word positions.
+        let mut seqs: Vec<Vec<u32>> = Vec::with_capacity(chunk.len());
+        let mut spans: Vec<Vec<Option<std::ops::Range<usize>>>> = Vec::with_capacity(chunk.len());
+        for &r in chunk {
+            let mut ids: Vec<u32> = specials.start.into_iter().collect();
+            let mut row_spans = vec![None; seq_len];
+            for (p, &id) in sequences[r * seq_len..(r + 1) * seq_len].iter().enumerate() {
+                if (id as usize) < vocab.len() {
+                    let ps = pieces(id);
+                    let start = ids.len();
+                    ids.extend(&ps);
+                    let unknown = ps.is_empty() || ps.iter().any(|&x| Some(x) == specials.unk);
+                    if !unknown {
+                        row_spans[p] = Some(start..ids.len());
+                    }
+                }
+            }
+            ids.extend(specials.end);
+            if ids.len() > max_positions {
+                ids.truncate(max_positions);
+                for s in row_spans.iter_mut() {
+                    if s.as_ref().is_some_and(|s| s.end > max_positions) {
+                        *s = None;
+                    }
+                }
+            }
+            seqs.push(ids);
+            spans.push(row_spans);
+        }
+        let longest = seqs.iter().map(|s| s.len()).max().unwrap_or(0);
+        let b = seqs.len();
+        let mut flat = Vec::with_capacity(b * longest);
+        let mut mask = Vec::with_capacity(b * longest);
+        for s in &seqs {
+            for t in 0..longest {
+                flat.push(*s.get(t).unwrap_or(&specials.pad) as i64);
+                mask.push(t >= s.len());
+            }
+        }
+        let tokens = Tensor::<2, Int>::from_data(TensorData::new(flat, [b, longest]), device);
+        let pad = Tensor::<2, Bool>::from_data(TensorData::new(mask, [b, longest]), device);
+        let hidden: Vec<Vec<f32>> = model
+            .hidden_states(tokens, Some(pad))
+            .into_iter()
+            .map(|h| h.into_data().try_into_vec::<f32>().expect("f32"))
+            .collect();
+        if sums.is_empty() {
+            sums = vec![vec![0f64; n * d]; hidden.len()];
+        }
+        for (i, &r) in chunk.iter().enumerate() {
+            while next < chosen.len() && chosen[next] / seq_len == r {
+                let pos = chosen[next];
+                next += 1;
+                let Some(span) = spans[i][pos % seq_len].clone() else {
+                    continue;
+                };
+                let w = sequences[pos] as usize;
+                count[w] += 1;
+                let k = span.len() as f64;
+                for (l, h) in hidden.iter().enumerate() {
+                    let dst = &mut sums[l][w * d..(w + 1) * d];
+                    for t in span.clone() {
+                        let at = (i * longest + t) * d;
+                        for (s, x) in dst.iter_mut().zip(&h[at..at + d]) {
+                            *s += *x as f64 / k;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let present: Vec<usize> = (0..n).filter(|&w| count[w] > 0).collect();
+    let kept: Vec<String> = present.iter().map(|&w| vocab[w].clone()).collect();
+    let tables = sums
+        .into_iter()
+        .map(|s| {
+            let data = present
+                .iter()
+                .flat_map(|&w| {
+                    let c = count[w] as f64;
+                    s[w * d..(w + 1) * d].iter().map(move |x| (x / c) as f32)
+                })
+                .collect();
+            WordVectors::new(kept.clone(), d, data)
+        })
+        .collect();
+    crate::representations::Aggregated {
+        tables,
+        occurrences: count,
+        max_occurrences,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +224,82 @@ mod tests {
         let (v, counts) = piece_mean_table(&table, 1, &tok, &["the".to_string()]);
         assert_eq!(counts, vec![1]);
         assert_eq!(v.row(0), [inside[0] as f32]);
+    }
+
+    #[test]
+    fn a_pooled_word_is_the_mean_over_its_occurrences_of_its_pieces_states() {
+        use burn::tensor::{Device, Int, Tensor, TensorData};
+        // The tiny BERT of crates/pretrained's fixtures and its 60-piece WordPiece: "love" is
+        // l ##o ##v ##e, "the", "cat", "dog" one piece each.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../pretrained/tests/fixtures/tiny-bert");
+        let device = Device::flex();
+        let ckpt = pretrained::load(&dir, &device).unwrap();
+        let tok = Tokenizer::from_file(&dir.join("tokenizer.json")).unwrap();
+        let vocab: Vec<String> = ["the", "cat", "love", "dog"]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        // Two rows of 4 ids; 9 is a special of the whole-word model, left out. Row 1 is shorter
+        // in pieces, so it is padded in the batch.
+        let sequences = [9, 0, 2, 1, 2, 3, 9, 9];
+        let agg = aggregated(
+            &ckpt.model,
+            &tok,
+            &vocab,
+            3,
+            &sequences,
+            4,
+            5,
+            2,
+            1,
+            16,
+            &device,
+        );
+        assert_eq!(agg.occurrences, vec![1, 1, 2]);
+        // By hand: each row alone, unpadded; "love" is pieces 2..6 of row 0 ([CLS] the love cat
+        // [SEP]) and 1..5 of row 1 ([CLS] love dog [SEP]).
+        let ids = |w: &str| tok.encode(w);
+        let row = |words: &[&str]| -> Vec<i64> {
+            let mut v = vec![2i64];
+            for w in words {
+                v.extend(ids(w).iter().map(|&x| x as i64));
+            }
+            v.push(3);
+            v
+        };
+        let states = |r: Vec<i64>| -> Vec<Vec<f32>> {
+            let t = r.len();
+            let tokens = Tensor::<2, Int>::from_data(TensorData::new(r, [1, t]), &device);
+            ckpt.model
+                .hidden_states(tokens, None)
+                .into_iter()
+                .map(|h| h.into_data().try_into_vec::<f32>().unwrap())
+                .collect()
+        };
+        let (a, b) = (
+            states(row(&["the", "love", "cat"])),
+            states(row(&["love", "dog"])),
+        );
+        assert_eq!(ids("love").len(), 4);
+        let d = 16;
+        let love = agg.tables[0]
+            .words()
+            .iter()
+            .position(|w| w == "love")
+            .unwrap();
+        for l in 0..3 {
+            let mean = |h: &Vec<f32>, span: std::ops::Range<usize>, c: usize| {
+                span.clone().map(|t| h[t * d + c] as f64).sum::<f64>() / span.len() as f64
+            };
+            for c in 0..d {
+                let want = 0.5 * (mean(&a[l], 2..6, c) + mean(&b[l], 1..5, c));
+                let got = agg.tables[l].row(love)[c] as f64;
+                assert!(
+                    (got - want).abs() < 1e-5,
+                    "layer {l} coordinate {c}: {got} vs {want}"
+                );
+            }
+        }
     }
 }

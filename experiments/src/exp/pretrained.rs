@@ -1,10 +1,12 @@
 //! `--exp pretrained --model DIR`: a Hugging Face checkpoint directory (config.json,
 //! model.safetensors, tokenizer.json; BERT-family or GPT-2, read by the `pretrained` crate)
-//! through the measures that need no pass over a corpus, on the study's word list:
+//! through the study's measures on the study's word list and corpus:
 //!
 //! * its input embedding as a word table (each word the mean of its pieces; a word that becomes
-//!   `[UNK]` is out of vocabulary), scored on every analogy and similarity set exactly as the
-//!   study's tables are (`scores.csv`);
+//!   `[UNK]` is out of vocabulary), and every layer's vectors mean-pooled over up to N
+//!   occurrences in the corpus's training rows (`aggregated`, [`analysis::subword::aggregated`]),
+//!   scored on every analogy and similarity set exactly as the study's tables are
+//!   (`scores.csv`);
 //! * every attention head's W_Q, W_K, W_V (cosine, linear CKA) and its bilinear form
 //!   `W_Q W_K^T` (symmetry, directionality, alignment with the identity;
 //!   [`analysis::bilinear`]), each beside independent Gaussian matrices of the same shapes (a
@@ -187,7 +189,54 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     );
     let benchmarks = super::eval::benchmarks(&[])?;
     let template = TidyRow::template("pretrained", &name, "embedding");
-    let scores = super::eval::evaluate_table(&table, &benchmarks, &cfg.eval, &template);
+    let mut scores = super::eval::evaluate_table(&table, &benchmarks, &cfg.eval, &template);
+
+    // Every layer's vectors pooled over the corpus, as the study pools its models': the same
+    // sample of up to N occurrences per word in the training split's rows, each occurrence the
+    // mean of its pieces' states (analysis::subword::aggregated).
+    let seqs = transformer::data::Sequences::new(
+        &corpus,
+        cfg.training.seq_len,
+        cfg.training.heldout_fraction,
+    )
+    .map_err(anyhow::Error::msg)?;
+    let vocab_words: Vec<String> = (0..corpus.vocab.len())
+        .map(|i| corpus.vocab.word(i as u32).to_string())
+        .collect();
+    let started = std::time::Instant::now();
+    let pooled = analysis::subword::aggregated(
+        &ckpt.model,
+        &tokenizer,
+        &vocab_words,
+        words.len(),
+        &seqs.train,
+        seqs.seq_len,
+        cfg.pooling.max_occurrences,
+        cfg.pooling.batch,
+        cfg.seeds.first().copied().unwrap_or(1),
+        ckpt.architecture.max_positions(),
+        &device,
+    );
+    println!(
+        "pooled {} words' occurrences over {} layers in {:.1} s ({} words at the full {})",
+        pooled.occurrences.iter().filter(|&&c| c > 0).count(),
+        pooled.tables.len(),
+        started.elapsed().as_secs_f64(),
+        pooled.words_at_max(),
+        pooled.max_occurrences
+    );
+    for (l, t) in pooled.tables.iter().enumerate() {
+        let template = TidyRow {
+            layer: Some(l),
+            ..TidyRow::template("pretrained", &name, "aggregated")
+        };
+        scores.extend(super::eval::evaluate_table(
+            t,
+            &benchmarks,
+            &cfg.eval,
+            &template,
+        ));
+    }
     output::write_csv(&out.join("scores.csv"), &scores)?;
 
     // Heads: the trained matrices, the initialisation reference, the cross-head null.
