@@ -108,7 +108,12 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
             })
             .unwrap_or_else(|| panic!("no aggregated layer {layer} row"));
         assert_eq!(pooled["n"], ws["n"]);
-        assert!(pooled["value"].parse::<f64>().unwrap().is_finite());
+        let v: f64 = pooled["value"].parse().unwrap();
+        assert!(v.is_finite());
+        if layer == "2" {
+            // Contextual vectors, not the embedding's again.
+            assert_ne!(v, ws["value"].parse::<f64>().unwrap());
+        }
     }
     let used: usize = ws["n"].parse().unwrap();
     assert!(used >= 3, "{ws:?}");

@@ -53,17 +53,21 @@ pub fn piece_mean_table(
 /// each occurrence's vector the mean of its pieces' hidden states.
 ///
 /// `sequences` are the study's rows of `seq_len` ids; ids below `vocab.len()` are words
-/// (`vocab[id]`), any other id (the whole-word model's `[CLS]`, `[SEP]`) is left out. Each row
-/// is read as the checkpoint reads text: its words as pieces, each after a space (as in
+/// (`vocab[id]`); `corpus_unk`, the whole-word corpus's unknown word (a word under its
+/// min_count), becomes the tokenizer's unknown piece (left out where it has none, as byte-level
+/// BPE); any other id (the whole-word model's `[CLS]`, `[SEP]`) is left out. Each row is read as
+/// the checkpoint reads text: its words as pieces, each after a space (as in
 /// [`piece_mean_table`]), framed by the tokenizer's start and end pieces where it has them, cut
-/// at `max_positions`; rows are padded to the longest in their batch and the padding masked.
-/// An occurrence whose pieces were cut off, or that became `[UNK]`, is not counted.
+/// at `max_positions` with the end piece kept; rows are padded to the longest in their batch and
+/// the padding masked. An occurrence whose pieces were cut off, or that became `[UNK]`, is not
+/// counted.
 #[allow(clippy::too_many_arguments)]
 pub fn aggregated(
     model: &pretrained::Pretrained,
     tokenizer: &Tokenizer,
     vocab: &[String],
     n: usize,
+    corpus_unk: Option<u32>,
     sequences: &[u32],
     seq_len: usize,
     max_occurrences: u32,
@@ -108,17 +112,21 @@ pub fn aggregated(
                     if !unknown {
                         row_spans[p] = Some(start..ids.len());
                     }
+                } else if Some(id) == corpus_unk {
+                    ids.extend(specials.unk);
                 }
             }
-            ids.extend(specials.end);
-            if ids.len() > max_positions {
-                ids.truncate(max_positions);
+            // Cut to the model's positions, the end piece kept (as transformers truncates).
+            let room = max_positions - usize::from(specials.end.is_some());
+            if ids.len() > room {
+                ids.truncate(room);
                 for s in row_spans.iter_mut() {
-                    if s.as_ref().is_some_and(|s| s.end > max_positions) {
+                    if s.as_ref().is_some_and(|s| s.end > room) {
                         *s = None;
                     }
                 }
             }
+            ids.extend(specials.end);
             seqs.push(ids);
             spans.push(row_spans);
         }
@@ -248,6 +256,7 @@ mod tests {
             &tok,
             &vocab,
             3,
+            None,
             &sequences,
             4,
             5,
@@ -295,6 +304,61 @@ mod tests {
             for c in 0..d {
                 let want = 0.5 * (mean(&a[l], 2..6, c) + mean(&b[l], 1..5, c));
                 let got = agg.tables[l].row(love)[c] as f64;
+                assert!(
+                    (got - want).abs() < 1e-5,
+                    "layer {l} coordinate {c}: {got} vs {want}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_corpus_unknown_word_is_read_as_unk_and_rows_are_cut_with_their_end_kept() {
+        use burn::tensor::{Device, Int, Tensor, TensorData};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../pretrained/tests/fixtures/tiny-bert");
+        let device = Device::flex();
+        let ckpt = pretrained::load(&dir, &device).unwrap();
+        let tok = Tokenizer::from_file(&dir.join("tokenizer.json")).unwrap();
+        let vocab: Vec<String> = ["the", "cat", "love", "dog"]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        // One row: [CLS]-like 9, love, the corpus's [UNK] (8), cat. As pieces: [CLS] l ##o ##v
+        // ##e [UNK] cat [SEP], 8 > 7 positions: cut to [CLS] l ##o ##v ##e [UNK] [SEP], so cat's
+        // occurrence is not counted and love's is read beside an [UNK] piece.
+        let sequences = [9, 2, 8, 1];
+        let agg = aggregated(
+            &ckpt.model,
+            &tok,
+            &vocab,
+            3,
+            Some(8),
+            &sequences,
+            4,
+            5,
+            1,
+            1,
+            7,
+            &device,
+        );
+        assert_eq!(agg.occurrences, vec![0, 0, 1]);
+        let mut ids = vec![2i64];
+        ids.extend(tok.encode("love").iter().map(|&x| x as i64));
+        ids.extend([1, 3]); // [UNK], [SEP]
+        assert_eq!(ids.len(), 7);
+        let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [1, 7]), &device);
+        let states: Vec<Vec<f32>> = ckpt
+            .model
+            .hidden_states(tokens, None)
+            .into_iter()
+            .map(|h| h.into_data().try_into_vec::<f32>().unwrap())
+            .collect();
+        let d = 16;
+        for l in 0..3 {
+            for c in 0..d {
+                let want = (1..5).map(|t| states[l][t * d + c] as f64).sum::<f64>() / 4.0;
+                let got = agg.tables[l].row(0)[c] as f64;
                 assert!(
                     (got - want).abs() < 1e-5,
                     "layer {l} coordinate {c}: {got} vs {want}"

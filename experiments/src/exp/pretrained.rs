@@ -209,6 +209,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         &tokenizer,
         &vocab_words,
         words.len(),
+        Some(seqs.specials.unk),
         &seqs.train,
         seqs.seq_len,
         cfg.pooling.max_occurrences,
