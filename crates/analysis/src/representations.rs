@@ -270,24 +270,38 @@ pub fn aggregated(
         }
         progress(((done + 1) * batch.max(1)).min(rows.len()), rows.len());
     }
-    let present: Vec<usize> = (0..n).filter(|&w| count[w] > 0).collect();
-    let kept: Vec<String> = present.iter().map(|&w| words[w].clone()).collect();
-    let tables = sums
-        .into_iter()
-        .map(|s| {
-            let data = present
-                .iter()
-                .flat_map(|&w| {
-                    let c = count[w] as f64;
-                    s[w * d..(w + 1) * d].iter().map(move |x| (x / c) as f32)
-                })
-                .collect();
-            table(&kept, d, data)
-        })
-        .collect();
-    Aggregated {
-        tables,
-        occurrences: count,
-        max_occurrences,
+    Aggregated::from_sums(words, d, sums, count, max_occurrences)
+}
+
+impl Aggregated {
+    /// Per-layer running sums (`words x d` each) and occurrence counts turned into tables: each
+    /// word seen at least once gets its mean; an unseen word gets no row.
+    pub fn from_sums(
+        words: &[String],
+        d: usize,
+        sums: Vec<Vec<f64>>,
+        count: Vec<u32>,
+        max_occurrences: u32,
+    ) -> Aggregated {
+        let present: Vec<usize> = (0..count.len()).filter(|&w| count[w] > 0).collect();
+        let kept: Vec<String> = present.iter().map(|&w| words[w].clone()).collect();
+        let tables = sums
+            .into_iter()
+            .map(|s| {
+                let data = present
+                    .iter()
+                    .flat_map(|&w| {
+                        let c = count[w] as f64;
+                        s[w * d..(w + 1) * d].iter().map(move |x| (x / c) as f32)
+                    })
+                    .collect();
+                table(&kept, d, data)
+            })
+            .collect();
+        Aggregated {
+            tables,
+            occurrences: count,
+            max_occurrences,
+        }
     }
 }

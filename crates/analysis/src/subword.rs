@@ -172,26 +172,7 @@ pub fn aggregated(
             }
         }
     }
-    let present: Vec<usize> = (0..n).filter(|&w| count[w] > 0).collect();
-    let kept: Vec<String> = present.iter().map(|&w| vocab[w].clone()).collect();
-    let tables = sums
-        .into_iter()
-        .map(|s| {
-            let data = present
-                .iter()
-                .flat_map(|&w| {
-                    let c = count[w] as f64;
-                    s[w * d..(w + 1) * d].iter().map(move |x| (x / c) as f32)
-                })
-                .collect();
-            WordVectors::new(kept.clone(), d, data)
-        })
-        .collect();
-    crate::representations::Aggregated {
-        tables,
-        occurrences: count,
-        max_occurrences,
-    }
+    crate::representations::Aggregated::from_sums(vocab, d, sums, count, max_occurrences)
 }
 
 #[cfg(test)]
