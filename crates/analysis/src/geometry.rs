@@ -80,32 +80,61 @@ pub fn linear_cka(x: &[f32], y: &[f32], n: usize, k: usize) -> f64 {
 pub fn linear_cka_wide(x: &[f32], kx: usize, y: &[f32], ky: usize, n: usize) -> f64 {
     assert_eq!(x.len(), n * kx);
     assert_eq!(y.len(), n * ky);
-    let centre = |m: &[f32], k: usize| -> Vec<f64> {
-        let mut out: Vec<f64> = m.iter().map(|&v| v as f64).collect();
-        for c in 0..k {
-            let mean = (0..n).map(|r| out[r * k + c]).sum::<f64>() / n as f64;
-            (0..n).for_each(|r| out[r * k + c] -= mean);
-        }
-        out
-    };
-    let (x, y) = (centre(x, kx), centre(y, ky));
-    // Frobenius norm squared of A^T B (ka x kb).
-    let cross = |a: &[f64], ka: usize, b: &[f64], kb: usize| -> f64 {
-        let mut total = 0.0;
-        for i in 0..ka {
-            for j in 0..kb {
-                let v: f64 = (0..n).map(|r| a[r * ka + i] * b[r * kb + j]).sum();
-                total += v * v;
-            }
-        }
-        total
-    };
-    let denom = (cross(&x, kx, &x, kx) * cross(&y, ky, &y, ky)).sqrt();
+    let (x, y) = (centred(x, n, kx), centred(y, n, ky));
+    let denom =
+        (frobenius2(&cross(&x, kx, &x, kx, n)) * frobenius2(&cross(&y, ky, &y, ky, n))).sqrt();
     if denom == 0.0 {
         0.0
     } else {
-        cross(&x, kx, &y, ky) / denom
+        frobenius2(&cross(&x, kx, &y, ky, n)) / denom
     }
+}
+
+/// An `n x k` row-major matrix as f64 with each column's mean removed.
+fn centred(m: &[f32], n: usize, k: usize) -> Vec<f64> {
+    let mut out: Vec<f64> = m.iter().map(|&v| v as f64).collect();
+    for c in 0..k {
+        let mean = (0..n).map(|r| out[r * k + c]).sum::<f64>() / n as f64;
+        (0..n).for_each(|r| out[r * k + c] -= mean);
+    }
+    out
+}
+
+/// A^T B (`ka x kb`, row-major) of two `n`-row row-major matrices. Accumulated one row pair
+/// at a time (a rank-1 update over contiguous rows, which the compiler vectorises); each
+/// entry's sum still runs over the rows in order, so it equals the plain triple loop's.
+fn cross(a: &[f64], ka: usize, b: &[f64], kb: usize, n: usize) -> Vec<f64> {
+    cross_rows(a, ka, b, kb, n, |r| r)
+}
+
+/// [`cross`] with B's rows taken in the order `row_of(r)`: A^T P B for a permutation P,
+/// without building P B.
+fn cross_rows(
+    a: &[f64],
+    ka: usize,
+    b: &[f64],
+    kb: usize,
+    n: usize,
+    row_of: impl Fn(usize) -> usize,
+) -> Vec<f64> {
+    let mut g = vec![0f64; ka * kb];
+    for r in 0..n {
+        let ar = &a[r * ka..(r + 1) * ka];
+        let rb = row_of(r);
+        let br = &b[rb * kb..(rb + 1) * kb];
+        for (i, &s) in ar.iter().enumerate() {
+            let out = &mut g[i * kb..(i + 1) * kb];
+            for (o, &v) in out.iter_mut().zip(br) {
+                *o += s * v;
+            }
+        }
+    }
+    g
+}
+
+/// The squared Frobenius norm, summed in row-major order.
+fn frobenius2(m: &[f64]) -> f64 {
+    m.iter().map(|v| v * v).sum()
 }
 
 /// The chance level of [`linear_cka`] for these two matrices: its mean over `draws` random
@@ -115,7 +144,8 @@ pub fn linear_cka_null(x: &[f32], y: &[f32], n: usize, k: usize, draws: usize, s
     linear_cka_wide_null(x, k, y, k, n, draws, seed)
 }
 
-/// [`linear_cka_null`] for matrices of different widths.
+/// [`linear_cka_null`] for matrices of different widths. A permutation of Y's rows changes
+/// neither its column means nor ||Y^T Y||, so only the cross term X^T P Y is computed per draw.
 pub fn linear_cka_wide_null(
     x: &[f32],
     kx: usize,
@@ -125,16 +155,19 @@ pub fn linear_cka_wide_null(
     draws: usize,
     seed: u64,
 ) -> f64 {
+    assert_eq!(x.len(), n * kx);
+    assert_eq!(y.len(), n * k);
+    let (xc, yc) = (centred(x, n, kx), centred(y, n, k));
+    let denom =
+        (frobenius2(&cross(&xc, kx, &xc, kx, n)) * frobenius2(&cross(&yc, k, &yc, k, n))).sqrt();
     let mut rng = crate::inference::SplitMix64::new(seed);
     let mut order: Vec<usize> = (0..n).collect();
     let mut total = 0.0;
     for _ in 0..draws {
         crate::inference::shuffle(&mut order, &mut rng);
-        let shuffled: Vec<f32> = order
-            .iter()
-            .flat_map(|&r| y[r * k..(r + 1) * k].iter().copied())
-            .collect();
-        total += linear_cka_wide(x, kx, &shuffled, k, n);
+        if denom != 0.0 {
+            total += frobenius2(&cross_rows(&xc, kx, &yc, k, n, |r| order[r])) / denom;
+        }
     }
     total / draws.max(1) as f64
 }
@@ -417,11 +450,18 @@ pub fn project_rows(
     let n = e.len() / d;
     let wh = head_columns(w, d, d_out, h, d_k);
     let mut out = vec![0f32; n * d_k];
+    // Row by row, W^h's rows streamed in order: each entry's sum runs over i ascending.
+    let mut acc = vec![0f64; d_k];
     for r in 0..n {
-        for c in 0..d_k {
-            out[r * d_k + c] = (0..d)
-                .map(|i| e[r * d + i] as f64 * wh[i * d_k + c] as f64)
-                .sum::<f64>() as f32;
+        acc.fill(0.0);
+        for i in 0..d {
+            let s = e[r * d + i] as f64;
+            for (a, &w) in acc.iter_mut().zip(&wh[i * d_k..(i + 1) * d_k]) {
+                *a += s * w as f64;
+            }
+        }
+        for (o, a) in out[r * d_k..(r + 1) * d_k].iter_mut().zip(&acc) {
+            *o = *a as f32;
         }
     }
     out
@@ -451,8 +491,12 @@ pub fn random_projection_cka(
         let w: Vec<f32> = (0..kx * k).map(|_| normal()).collect();
         let mut y = vec![0f32; n * k];
         for i in 0..n {
-            for j in 0..k {
-                y[i * k + j] = (0..kx).map(|c| x[i * kx + c] * w[c * k + j]).sum();
+            let yi = &mut y[i * k..(i + 1) * k];
+            for c in 0..kx {
+                let s = x[i * kx + c];
+                for (o, &wv) in yi.iter_mut().zip(&w[c * k..(c + 1) * k]) {
+                    *o += s * wv;
+                }
             }
         }
         sum += linear_cka_wide(&x[..n * kx], kx, &y, k, n);
@@ -580,6 +624,71 @@ mod tests {
         // A matrix against itself is far above its null.
         assert!((linear_cka(&x, &x, n, k) - 1.0).abs() < 1e-12);
         assert!(linear_cka_null(&x, &x, n, k, 20, 3) < 0.25);
+    }
+
+    /// Linear CKA as its definition reads, column by column (what the code computed before
+    /// it accumulated A^T B row by row): the reference the fast path is checked against.
+    fn cka_by_definition(x: &[f32], kx: usize, y: &[f32], ky: usize, n: usize) -> f64 {
+        let col = |m: &[f32], k: usize, c: usize| -> Vec<f64> {
+            let v: Vec<f64> = (0..n).map(|r| m[r * k + c] as f64).collect();
+            let mean = v.iter().sum::<f64>() / n as f64;
+            v.iter().map(|a| a - mean).collect()
+        };
+        let hsic = |a: &[f32], ka: usize, b: &[f32], kb: usize| -> f64 {
+            let mut t = 0.0;
+            for i in 0..ka {
+                for j in 0..kb {
+                    let (ci, cj) = (col(a, ka, i), col(b, kb, j));
+                    let v: f64 = ci.iter().zip(&cj).map(|(p, q)| p * q).sum();
+                    t += v * v;
+                }
+            }
+            t
+        };
+        hsic(x, kx, y, ky) / (hsic(x, kx, x, kx) * hsic(y, ky, y, ky)).sqrt()
+    }
+
+    #[test]
+    fn the_fast_cka_and_its_null_agree_with_the_definition() {
+        // Widths that differ and do not fill a vector register; y partly driven by x.
+        let (n, kx, ky) = (37, 5, 3);
+        let x = gaussian(n * kx, 11);
+        let noise = gaussian(n * ky, 12);
+        let y: Vec<f32> = (0..n * ky)
+            .map(|i| x[(i / ky) * kx + i % ky] + 0.5 * noise[i])
+            .collect();
+        let fast = linear_cka_wide(&x, kx, &y, ky, n);
+        let slow = cka_by_definition(&x, kx, &y, ky, n);
+        assert!((fast - slow).abs() < 1e-12, "{fast} vs {slow}");
+        assert!(fast > 0.5, "{fast}");
+        // The null: the same permutations applied by hand to y's rows.
+        let (draws, seed) = (7, 5);
+        let mut rng = crate::inference::SplitMix64::new(seed);
+        let mut order: Vec<usize> = (0..n).collect();
+        let mut by_hand = 0.0;
+        for _ in 0..draws {
+            crate::inference::shuffle(&mut order, &mut rng);
+            let shuffled: Vec<f32> = order
+                .iter()
+                .flat_map(|&r| y[r * ky..(r + 1) * ky].iter().copied())
+                .collect();
+            by_hand += cka_by_definition(&x, kx, &shuffled, ky, n);
+        }
+        let null = linear_cka_wide_null(&x, kx, &y, ky, n, draws, seed);
+        assert!((null - by_hand / draws as f64).abs() < 1e-12, "{null}");
+        assert!(null < fast / 2.0, "{null} vs {fast}");
+        // Projections: E W^h by the definition, entry by entry.
+        let (d, d_out, d_k) = (5, 6, 3);
+        let w = gaussian(d * d_out, 13);
+        let rows = project_rows(&x, d, &w, d_out, 1, d_k);
+        for r in 0..n {
+            for c in 0..d_k {
+                let want: f64 = (0..d)
+                    .map(|i| x[r * d + i] as f64 * w[i * d_out + d_k + c] as f64)
+                    .sum();
+                assert!((rows[r * d_k + c] as f64 - want).abs() < 1e-5);
+            }
+        }
     }
 
     #[test]

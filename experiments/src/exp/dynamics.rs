@@ -121,6 +121,59 @@ pub struct CostRow {
     /// Pieces stopped before their end (a sitting that ended mid-run).
     pub unfinished: usize,
     pub cpu: String,
+    /// The same sums by piece of work: training (`train`), measuring the snapshots
+    /// (`snapshots`), measuring the final model in full (`scores`), and `dynamics` rows, which
+    /// hold training and snapshot measuring together (word2vec, the untrained model, and every
+    /// model measured before the ledger split them).
+    #[serde(default)]
+    pub train_wall_s: f64,
+    #[serde(default)]
+    pub train_cpu_s: f64,
+    #[serde(default)]
+    pub snapshots_wall_s: f64,
+    #[serde(default)]
+    pub snapshots_cpu_s: f64,
+    #[serde(default)]
+    pub scores_wall_s: f64,
+    #[serde(default)]
+    pub scores_cpu_s: f64,
+    #[serde(default)]
+    pub dynamics_wall_s: f64,
+    #[serde(default)]
+    pub dynamics_cpu_s: f64,
+}
+
+impl CostRow {
+    /// The sums of one model's ledger, in all and by piece of work.
+    pub fn of(model: &str, seed: u64, ledger: &[super::ledger::TimeRow]) -> CostRow {
+        let c = super::ledger::cost(ledger);
+        let mut cpus: Vec<&str> = ledger.iter().map(|r| r.cpu.as_str()).collect();
+        cpus.dedup();
+        let of = |work: &str| {
+            let pieces: Vec<super::ledger::TimeRow> =
+                ledger.iter().filter(|r| r.work == work).cloned().collect();
+            super::ledger::cost(&pieces)
+        };
+        let (train, snapshots, scores, dynamics) =
+            (of("train"), of("snapshots"), of("scores"), of("dynamics"));
+        CostRow {
+            model: model.into(),
+            seed,
+            wall_s: c.wall_s,
+            cpu_s: c.cpu_s,
+            pieces: c.rows,
+            unfinished: c.unfinished,
+            cpu: cpus.join(" + "),
+            train_wall_s: train.wall_s,
+            train_cpu_s: train.cpu_s,
+            snapshots_wall_s: snapshots.wall_s,
+            snapshots_cpu_s: snapshots.cpu_s,
+            scores_wall_s: scores.wall_s,
+            scores_cpu_s: scores.cpu_s,
+            dynamics_wall_s: dynamics.wall_s,
+            dynamics_cpu_s: dynamics.cpu_s,
+        }
+    }
 }
 
 /// `<study>/cost.csv` from every model's ledger, and the totals printed: what the study cost,
@@ -136,18 +189,7 @@ fn cost(study: &Study, ids: &[ModelId]) -> anyhow::Result<()> {
                 without.push(format!("{} seed {seed}", id.name()));
                 continue;
             }
-            let c = super::ledger::cost(&ledger);
-            let mut cpus: Vec<&str> = ledger.iter().map(|r| r.cpu.as_str()).collect();
-            cpus.dedup();
-            rows.push(CostRow {
-                model: id.name().into(),
-                seed,
-                wall_s: c.wall_s,
-                cpu_s: c.cpu_s,
-                pieces: c.rows,
-                unfinished: c.unfinished,
-                cpu: cpus.join(" + "),
-            });
+            rows.push(CostRow::of(id.name(), seed, &ledger));
         }
     }
     let path = study.out.join("cost.csv");
@@ -327,6 +369,33 @@ fn figures(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_models_cost_is_summed_by_piece_of_work() {
+        use super::super::ledger::TimeRow;
+        let row = |work: &str, started: u64, wall_s: f64, cpu_s: f64, finished: bool| TimeRow {
+            work: work.into(),
+            started,
+            wall_s,
+            cpu_s,
+            finished,
+            cpu: "AMD EPYC".into(),
+        };
+        // Training cut off by a sitting's end, resumed, then snapshots and the final model.
+        let ledger = [
+            row("train", 1, 600.0, 590.0, false),
+            row("train", 2, 700.0, 650.0, true),
+            row("snapshots", 3, 200.0, 150.0, true),
+            row("scores", 4, 100.0, 60.0, true),
+        ];
+        let c = super::CostRow::of("transformer-mlm", 3, &ledger);
+        assert_eq!((c.pieces, c.unfinished, c.cpu.as_str()), (4, 1, "AMD EPYC"));
+        assert_eq!((c.wall_s, c.cpu_s), (1600.0, 1450.0));
+        assert_eq!((c.train_wall_s, c.train_cpu_s), (1300.0, 1240.0));
+        assert_eq!((c.snapshots_wall_s, c.snapshots_cpu_s), (200.0, 150.0));
+        assert_eq!((c.scores_wall_s, c.scores_cpu_s), (100.0, 60.0));
+        assert_eq!((c.dynamics_wall_s, c.dynamics_cpu_s), (0.0, 0.0));
+    }
+
     use super::*;
     use crate::exp::settings::DynamicsConfig;
     use transformer::training::{plateau_step, CurvePoint, Plateau, TrainingConfig};

@@ -25,8 +25,10 @@ pub const HEARTBEAT: Duration = Duration::from_secs(60);
 /// One piece of work on one model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TimeRow {
-    /// `dynamics` (train or resume, then measure every snapshot) or `scores` (the final model
-    /// measured in full, trained first if its run is missing).
+    /// `train` (train or resume a transformer's run; a kept run only loads), `snapshots`
+    /// (measure its snapshots), `scores` (the final model measured in full, trained first if
+    /// its run is missing), or `dynamics` (both of the first two in one piece: word2vec, the
+    /// untrained model, and ledgers written before they were split).
     pub work: String,
     /// Unix seconds when it started: tells the rows of one model apart, in order.
     pub started: u64,

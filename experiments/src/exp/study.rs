@@ -990,6 +990,7 @@ impl Study {
     ) -> (Vec<TidyRow>, Vec<ItemRow>) {
         let mut rows = Vec::new();
         let mut items = Vec::new();
+        let mut laps = Laps::start();
         let mut scored = |(r, i): (Vec<TidyRow>, Vec<ItemRow>)| {
             rows.extend(r);
             items.extend(i);
@@ -1000,6 +1001,7 @@ impl Study {
         };
         let embedding = embedding_table(model, &self.words);
         scored(self.score_table(&embedding, &t("embedding", None)));
+        laps.lap("embedding scored");
         // The input embedding's scale (each coordinate's spread over the words, plain and by
         // frequency): the frozen-input ablation draws its random table at a trained one's.
         let (std, by_frequency) = embedding_scale(model, &self.word_counts());
@@ -1013,19 +1015,24 @@ impl Study {
         scored((scale, Vec::new()));
         if let Some(head) = lm_head_table(model, &self.words) {
             scored(self.score_table(&head, &t("lm_head", None)));
+            laps.lap("lm head scored");
         }
         // Read each model as it was trained (causal for a causal LM); the raw residual stream.
         let (model_cfg, training) = self.variant(id, seed);
         let readout = Readout::of(training.objective, false);
         let dec = self.decontextualized_tables(model, readout);
+        laps.lap("decontextualized computed");
         for (l, table) in dec.iter().enumerate() {
             scored(self.score_table(table, &t("decontextualized", Some(l))));
         }
+        laps.lap("decontextualized scored");
         if what.pooled {
             let agg = self.aggregated_tables(model, readout, seed);
+            laps.lap("pooled computed");
             for (l, table) in agg.tables.iter().enumerate() {
                 scored(self.score_table(table, &t("aggregated", Some(l))));
             }
+            laps.lap("pooled scored");
             let seen = agg.occurrences.iter().filter(|&&c| c > 0).count();
             rows.extend(t("aggregated", None).measures(
                 "pooling",
@@ -1066,6 +1073,7 @@ impl Study {
                 &self.device,
             );
             rows.extend(contextuality_rows(&ctx, benchmark, &t));
+            laps.lap(benchmark);
         }
         // Real sentences (WikiText-2's, say), padded, the raw readout: what Ethayarajh measured
         // on sentences, which the training windows of an unpunctuated corpus are not.
@@ -1086,6 +1094,7 @@ impl Study {
                 &self.device,
             );
             rows.extend(contextuality_rows(&ctx, "contextuality-sentences", &t));
+            laps.lap("contextuality-sentences");
         }
 
         // W_Q/W_K/W_V geometry, trained and at initialisation (same seed, same draw).
@@ -1102,6 +1111,7 @@ impl Study {
                 attention_update_geometry(model, &initial),
             ),
         ];
+        laps.lap("weight geometry");
         for (state, heads) in geometries {
             for g in heads {
                 rows.extend(t(state, Some(g.layer)).measures(
@@ -1164,6 +1174,7 @@ impl Study {
             }
         }
 
+        laps.lap("bilinear forms");
         // The queries, keys and values the attention computes from real tokens: CKA over
         // tokens, each beside its permutation null.
         let acts = activation_geometry(
@@ -1192,9 +1203,12 @@ impl Study {
             ));
         }
 
+        laps.lap("activation geometry");
         if what.projected {
             rows.extend(self.score_projected_embeddings(model, &initial, &embedding, id, seed));
+            laps.lap("projected embeddings scored");
         }
+        println!("measured {} seed {seed}: {}", id.name(), laps);
         rows.extend(t("training", None).measures(
             "training",
             training.steps,
@@ -1282,6 +1296,42 @@ fn contextuality_rows(
         ));
     }
     rows
+}
+
+/// Wall-clock seconds of each part of a measurement, printed with it: where measuring a
+/// model spends its time (issue 43 asks that it be a small part of training it).
+struct Laps {
+    last: std::time::Instant,
+    parts: Vec<(String, f64)>,
+}
+
+impl Laps {
+    fn start() -> Laps {
+        Laps {
+            last: std::time::Instant::now(),
+            parts: Vec::new(),
+        }
+    }
+
+    /// Ends the part running since the last lap, naming it.
+    fn lap(&mut self, name: &str) {
+        let now = std::time::Instant::now();
+        self.parts
+            .push((name.to_string(), (now - self.last).as_secs_f64()));
+        self.last = now;
+    }
+}
+
+impl std::fmt::Display for Laps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let total: f64 = self.parts.iter().map(|p| p.1).sum();
+        write!(f, "{total:.1} s (")?;
+        for (i, (name, s)) in self.parts.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            write!(f, "{sep}{name} {s:.1}")?;
+        }
+        write!(f, ")")
+    }
 }
 
 /// Which of a transformer's measurements [`Study::measure_transformer`] takes. The rest
@@ -1531,10 +1581,7 @@ impl Study {
         if kept::exists(&path)? {
             return kept::read_csv(&path);
         }
-        let ledger = super::ledger::path(&self.measured_dir(id, seed));
-        super::ledger::timed(&ledger, "dynamics", || {
-            self.measure_snapshots(id, seed, pooled, &path)
-        })?
+        self.measure_snapshots(id, seed, pooled, &path)
     }
 
     /// A followed model's snapshot rows ([`Study::dynamics`]), then its final model measured
@@ -1568,7 +1615,9 @@ impl Study {
     }
 
     /// [`Study::dynamics`]' work: trains (or resumes) the run, measures each snapshot and
-    /// writes the rows to `path`.
+    /// writes the rows to `path`. The ledger gets a `train` row for the training (a kept run
+    /// only loads) and a `snapshots` row for measuring; word2vec, which trains once per
+    /// snapshot's budget, and the untrained model get one `dynamics` row for both.
     fn measure_snapshots(
         &self,
         id: ModelId,
@@ -1605,49 +1654,60 @@ impl Study {
             pooled,
             projected: false,
         };
+        let ledger = super::ledger::path(&self.measured_dir(id, seed));
         if id.is_word2vec() {
-            let mut budgets: Vec<usize> = self.cfg.training.snapshot_steps.clone();
-            budgets.push(self.cfg.training.steps);
-            budgets.sort_unstable();
-            budgets.dedup();
-            for step in budgets {
-                let tokens = step as u64 * self.tokens_per_step();
-                let vectors = self.word2vec_on_budget(id, seed, tokens)?;
-                let template = self.template(id, seed, "static");
-                add(self.score_table(&vectors, &template), 0, tokens);
-            }
+            super::ledger::timed(&ledger, "dynamics", || -> anyhow::Result<()> {
+                let mut budgets: Vec<usize> = self.cfg.training.snapshot_steps.clone();
+                budgets.push(self.cfg.training.steps);
+                budgets.sort_unstable();
+                budgets.dedup();
+                for step in budgets {
+                    let tokens = step as u64 * self.tokens_per_step();
+                    let vectors = self.word2vec_on_budget(id, seed, tokens)?;
+                    let template = self.template(id, seed, "static");
+                    add(self.score_table(&vectors, &template), 0, tokens);
+                }
+                Ok(())
+            })??;
         } else if id == ModelId::Untrained {
-            let (model, curve) = self.transformer(id, seed)?;
-            add(
-                self.measure_transformer(&model, id, seed, curve[0].loss, what),
-                0,
-                0,
-            );
+            super::ledger::timed(&ledger, "dynamics", || -> anyhow::Result<()> {
+                let (model, curve) = self.transformer(id, seed)?;
+                add(
+                    self.measure_transformer(&model, id, seed, curve[0].loss, what),
+                    0,
+                    0,
+                );
+                Ok(())
+            })??;
         } else {
-            let (model, curve) = self.transformer(id, seed)?;
+            let (model, curve) =
+                super::ledger::timed(&ledger, "train", || self.transformer(id, seed))??;
             let last = curve.iter().map(|p| p.step).max().unwrap_or(0);
             let (model_cfg, training) = self.variant(id, seed);
             let dir = self.run_dir(id, seed);
-            for step in self.measured_steps(last) {
-                println!("measuring {} seed {seed} at step {step}", id.name());
-                let snapshot;
-                let at = if step == last {
-                    &model
-                } else {
-                    snapshot = transformer::checkpoint::load_snapshot(
-                        &dir,
-                        step,
-                        &model_cfg,
-                        &self.device,
-                    )?;
-                    &snapshot
-                };
-                let heldout = self.reported_loss(&transformer::training::heldout_losses(
-                    at, &self.seqs, &training,
-                ));
-                let measured = self.measure_transformer(at, id, seed, heldout, what);
-                add(measured, step, step as u64 * self.tokens_per_step());
-            }
+            super::ledger::timed(&ledger, "snapshots", || -> anyhow::Result<()> {
+                for step in self.measured_steps(last) {
+                    println!("measuring {} seed {seed} at step {step}", id.name());
+                    let snapshot;
+                    let at = if step == last {
+                        &model
+                    } else {
+                        snapshot = transformer::checkpoint::load_snapshot(
+                            &dir,
+                            step,
+                            &model_cfg,
+                            &self.device,
+                        )?;
+                        &snapshot
+                    };
+                    let heldout = self.reported_loss(&transformer::training::heldout_losses(
+                        at, &self.seqs, &training,
+                    ));
+                    let measured = self.measure_transformer(at, id, seed, heldout, what);
+                    add(measured, step, step as u64 * self.tokens_per_step());
+                }
+                Ok(())
+            })??;
         }
         // The outcomes first: a kept rows file means its outcomes are kept too.
         kept::write_csv_gz(&items_beside(path), &items)?;
