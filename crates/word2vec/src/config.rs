@@ -12,6 +12,26 @@ pub enum Architecture {
     Cbow,
 }
 
+/// How skip-gram's updates are grouped (CBOW has one example per position either way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Update {
+    /// word2vec.c's and gensim's order: each (context, centre) pair draws its own noise words
+    /// and is applied before the next pair is computed.
+    #[default]
+    Pair,
+    /// HogBatch (Ji et al. 2016, pWord2Vec): the contexts of one centre word share its noise
+    /// words, and the window's updates are computed together from the rows as they were
+    /// before it, then added. The same arithmetic per example; far fewer rows touched.
+    Window,
+}
+
+impl Update {
+    fn is_pair(&self) -> bool {
+        *self == Update::Pair
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Word2VecConfig {
@@ -36,6 +56,10 @@ pub struct Word2VecConfig {
     /// when absent, so the run hashes of configs written before it existed do not move.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
+    /// Skip-gram's update grouping ([`Update`]). Left out of the config's JSON at its default,
+    /// so run hashes written before it existed do not move.
+    #[serde(skip_serializing_if = "Update::is_pair")]
+    pub update: Update,
     pub threads: usize,
     pub seed: u64,
 }
@@ -52,6 +76,7 @@ impl Default for Word2VecConfig {
             min_alpha: 1e-4,
             epochs: 5,
             max_tokens: None,
+            update: Update::Pair,
             threads: 2,
             seed: 1,
         }

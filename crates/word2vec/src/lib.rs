@@ -20,6 +20,6 @@ pub mod train;
 pub mod usage;
 pub mod vectors;
 
-pub use config::{Architecture, Word2VecConfig};
+pub use config::{Architecture, Update, Word2VecConfig};
 pub use train::{train, TrainReport, Trained};
 pub use vectors::WordVectors;

@@ -122,6 +122,68 @@ pub fn negative_sampling_step<'a>(
     loss
 }
 
+/// One centre word's whole skip-gram window at once (HogBatch, Ji et al. 2016): the `n`
+/// context rows `h_i` all predict the same `m` output rows `u_j` (the centre word, label 1,
+/// then its noise words, label 0, shared by the window). With every dot product taken before
+/// any row changes:
+///
+/// ```text
+/// g_ij = α (label_j - σ(u_j·h_i))
+/// ∂h_i = Σ_j g_ij u_j        ∂u_j = Σ_i g_ij h_i
+/// ```
+///
+/// the per-pair formulas above with the pairs' updates summed instead of applied in turn.
+/// The first `n x d` of `grad_in` and `m x d` of `grad_out` receive the updates, to be added
+/// to the rows by the caller; `g` is scratch of at least `n x m`. Returns the window's loss (summed over pairs).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn window_step(
+    inputs: &[&[f32]],
+    outputs: &[&[f32]],
+    labels: &[f32],
+    alpha: f32,
+    sigmoid: &Sigmoid,
+    g: &mut [f32],
+    grad_in: &mut [f32],
+    grad_out: &mut [f32],
+) -> f32 {
+    let (n, m) = (inputs.len(), outputs.len());
+    let d = inputs.first().map_or(0, |h| h.len());
+    let mut loss = 0.0;
+    for (i, h) in inputs.iter().enumerate() {
+        for (j, u) in outputs.iter().enumerate() {
+            let f = dot(h, u);
+            let label = labels[j];
+            g[i * m + j] = if f > MAX_EXP {
+                loss -= if label == 1.0 { 0.0 } else { -f };
+                label - 1.0
+            } else if f < -MAX_EXP {
+                loss -= if label == 1.0 { f } else { 0.0 };
+                label
+            } else {
+                let (s, log_s) = sigmoid.both(f);
+                loss -= if label == 1.0 { log_s } else { log_s - f };
+                label - s
+            } * alpha;
+        }
+    }
+    grad_in[..n * d].fill(0.0);
+    grad_out[..m * d].fill(0.0);
+    for i in 0..n {
+        let gi = &mut grad_in[i * d..(i + 1) * d];
+        for (j, u) in outputs.iter().enumerate() {
+            axpy(g[i * m + j], u, gi);
+        }
+    }
+    for j in 0..m {
+        let gj = &mut grad_out[j * d..(j + 1) * d];
+        for (i, h) in inputs.iter().enumerate() {
+            axpy(g[i * m + j], h, gj);
+        }
+    }
+    loss
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +201,72 @@ mod tests {
         let mut y = vec![1.0; 3];
         axpy(2.0, &[1.0, 2.0, 3.0], &mut y);
         assert_eq!(y, vec![3.0, 5.0, 7.0]);
+    }
+
+    #[test]
+    fn a_window_step_is_the_pair_steps_taken_from_the_same_rows_and_summed() {
+        // Two contexts, the target and one noise word, d = 3.
+        let sigmoid = Sigmoid::default();
+        let h = [[0.3f32, -0.2, 0.5], [0.1, 0.4, -0.3]];
+        let u = [[0.2f32, 0.1, -0.4], [-0.5, 0.3, 0.2]];
+        let alpha = 0.05;
+        let (mut g, mut gi, mut go) = (vec![0f32; 4], vec![0f32; 6], vec![0f32; 6]);
+        let inputs: Vec<&[f32]> = h.iter().map(|r| &r[..]).collect();
+        let outputs: Vec<&[f32]> = u.iter().map(|r| &r[..]).collect();
+        let loss = window_step(
+            &inputs, &outputs, &[1.0, 0.0], alpha, &sigmoid, &mut g, &mut gi, &mut go,
+        );
+        // By hand: g_ij = α (label - σ(u_j·h_i)), with the exact σ (the table is within 4e-3).
+        let sig = |x: f32| 1.0 / (1.0 + (-x).exp());
+        let mut want_loss = 0.0;
+        for i in 0..2 {
+            for j in 0..2 {
+                let f = dot(&h[i], &u[j]);
+                let label = if j == 0 { 1.0 } else { 0.0 };
+                let gij = alpha * (label - sig(f));
+                assert!((g[i * 2 + j] - gij).abs() < 4e-3 * alpha, "g{i}{j}");
+                want_loss -= if j == 0 { sig(f).ln() } else { sig(-f).ln() };
+            }
+        }
+        // Each row's update sums its pairs' terms, from the rows before any update.
+        for i in 0..2 {
+            for c in 0..3 {
+                let want: f32 = (0..2).map(|j| g[i * 2 + j] * u[j][c]).sum();
+                assert!((gi[i * 3 + c] - want).abs() < 1e-7);
+            }
+        }
+        for j in 0..2 {
+            for c in 0..3 {
+                let want: f32 = (0..2).map(|i| g[i * 2 + j] * h[i][c]).sum();
+                assert!((go[j * 3 + c] - want).abs() < 1e-7);
+            }
+        }
+        assert!((loss - want_loss).abs() < 2e-2, "{loss} vs {want_loss}");
+        // One context and its own noise words: exactly the pair step's updates.
+        let mut grad_h = [0f32; 3];
+        let mut out: Vec<f32> = u.concat();
+        let ptr = out.as_mut_ptr();
+        let mut draws = [1u32].into_iter();
+        let pair_loss = negative_sampling_step(
+            &h[0],
+            &mut grad_h,
+            0,
+            1,
+            || draws.next().unwrap(),
+            alpha,
+            &sigmoid,
+            |j| unsafe { std::slice::from_raw_parts_mut(ptr.add(j as usize * 3), 3) },
+        );
+        let one = window_step(
+            &inputs[..1], &outputs, &[1.0, 0.0], alpha, &sigmoid, &mut g, &mut gi, &mut go,
+        );
+        assert_eq!(one, pair_loss);
+        // The pair step also reads each u_j before its own update, and h changes only after
+        // the step: to the bit, the same updates.
+        assert_eq!(&gi[..3], &grad_h[..]);
+        for c in 0..6 {
+            assert_eq!(out[c], u[c / 3][c % 3] + go[c], "{c}");
+        }
     }
 
     #[test]

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use corpus::{subsample, Corpus};
 use serde::Serialize;
 
-use crate::config::{Architecture, ConfigError, Word2VecConfig};
+use crate::config::{Architecture, ConfigError, Update, Word2VecConfig};
 use crate::hogwild::SharedMatrix;
 use crate::rng::SplitMix64;
 use crate::sampling::AliasTable;
@@ -38,6 +38,15 @@ pub enum TrainError {
         loss: f64,
         alpha: f32,
     },
+}
+
+/// Decrements a count of running workers when dropped.
+struct CountDown<'a>(&'a AtomicUsize);
+
+impl Drop for CountDown<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Release);
+    }
 }
 
 /// What a run did, for the CSV and the summary line.
@@ -119,7 +128,10 @@ pub fn train(
         std::thread::scope(|s| {
             for _ in 0..config.threads {
                 s.spawn(|| {
-                    let mut buf = Buffers::new(dim);
+                    // Counted down however the worker ends: a panic must not leave the
+                    // progress loop below waiting for it (the scope then re-raises the panic).
+                    let _left = CountDown(&workers_left);
+                    let mut buf = Buffers::new(dim, config.window, config.negative);
                     while !stop.load(Ordering::Relaxed) {
                         let job = next_job.fetch_add(1, Ordering::Relaxed);
                         if job >= n_jobs {
@@ -167,7 +179,6 @@ pub fn train(
                         }
                         words_done.fetch_add(ids.len() as u64, Ordering::Relaxed);
                     }
-                    workers_left.fetch_sub(1, Ordering::Release);
                 });
             }
             while workers_left.load(Ordering::Acquire) > 0 {
@@ -267,14 +278,36 @@ struct Buffers {
     sentence: Vec<u32>,
     h: Vec<f32>,
     grad: Vec<f32>,
+    window: WindowBuffers,
+}
+
+/// A window's rows, labels and updates ([`Update::Window`]).
+struct WindowBuffers {
+    contexts: Vec<u32>,
+    outputs: Vec<u32>,
+    labels: Vec<f32>,
+    g: Vec<f32>,
+    grad_in: Vec<f32>,
+    grad_out: Vec<f32>,
+    dim: usize,
 }
 
 impl Buffers {
-    fn new(dim: usize) -> Self {
+    fn new(dim: usize, window: usize, negative: usize) -> Self {
+        let (n, m) = (2 * window, negative + 1);
         Buffers {
             sentence: Vec::with_capacity(10_000),
             h: vec![0.0; dim],
             grad: vec![0.0; dim],
+            window: WindowBuffers {
+                contexts: Vec::with_capacity(n),
+                outputs: Vec::with_capacity(m),
+                labels: Vec::with_capacity(m),
+                g: vec![0.0; n * m],
+                grad_in: vec![0.0; n * dim],
+                grad_out: vec![0.0; m * dim],
+                dim,
+            },
         }
     }
 }
@@ -329,6 +362,29 @@ fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobSta
             .filter(|&(i, _)| lo + i != pos)
             .map(|(_, &c)| c);
         match cfg.architecture {
+            Architecture::Sg if cfg.update == Update::Window => {
+                let win = &mut buf.window;
+                win.contexts.clear();
+                win.contexts.extend(contexts);
+                if win.contexts.is_empty() {
+                    continue;
+                }
+                // The centre word, then its noise words (a draw of the centre word is
+                // skipped, as in the pair order).
+                win.outputs.clear();
+                win.labels.clear();
+                win.outputs.push(word);
+                win.labels.push(1.0);
+                for _ in 0..cfg.negative {
+                    let w = job.noise.sample(rng);
+                    if w != word {
+                        win.outputs.push(w);
+                        win.labels.push(0.0);
+                    }
+                }
+                loss += window_update(job, win) as f64;
+                examples += win.contexts.len() as u64;
+            }
             Architecture::Sg => {
                 for c in contexts {
                     let h = job.input.row(c);
@@ -382,4 +438,39 @@ fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobSta
         examples,
         trained: sent.len() as u64,
     }
+}
+
+/// One window's HogBatch update ([`sgd::window_step`]) on the shared rows named in `buf`.
+#[inline(always)]
+fn window_update(job: &Job, buf: &mut WindowBuffers) -> f32 {
+    const MAX_ROWS: usize = 64;
+    let (n, m) = (buf.contexts.len(), buf.outputs.len());
+    debug_assert!(n <= MAX_ROWS && m <= MAX_ROWS);
+    let empty: &[f32] = &[];
+    let mut inputs = [empty; MAX_ROWS];
+    let mut outputs = [empty; MAX_ROWS];
+    for (slot, &c) in inputs.iter_mut().zip(&buf.contexts) {
+        *slot = job.input.row(c);
+    }
+    for (slot, &o) in outputs.iter_mut().zip(&buf.outputs) {
+        *slot = job.output.row(o);
+    }
+    let loss = sgd::window_step(
+        &inputs[..n],
+        &outputs[..m],
+        &buf.labels,
+        job.alpha,
+        job.sigmoid,
+        &mut buf.g,
+        &mut buf.grad_in,
+        &mut buf.grad_out,
+    );
+    let d = buf.dim;
+    for (i, &c) in buf.contexts.iter().enumerate() {
+        sgd::axpy(1.0, &buf.grad_in[i * d..(i + 1) * d], job.input.row(c));
+    }
+    for (j, &o) in buf.outputs.iter().enumerate() {
+        sgd::axpy(1.0, &buf.grad_out[j * d..(j + 1) * d], job.output.row(o));
+    }
+    loss
 }

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use corpus::{Corpus, CorpusConfig, Preset};
 use word2vec::train::TrainError;
+use word2vec::config::Update;
 use word2vec::{train, Architecture, Word2VecConfig, WordVectors};
 
 /// Two classes of nouns, each only ever seen between its own class's context words:
@@ -80,8 +81,13 @@ fn small(arch: Architecture) -> Word2VecConfig {
 #[test]
 fn both_architectures_separate_planted_classes() {
     let corpus = planted_corpus(400);
-    for arch in [Architecture::Sg, Architecture::Cbow] {
-        let trained = train(&corpus, &small(arch), false).unwrap();
+    let window = Word2VecConfig {
+        update: Update::Window,
+        ..small(Architecture::Sg)
+    };
+    for cfg in [small(Architecture::Sg), small(Architecture::Cbow), window] {
+        let arch = (cfg.architecture, cfg.update);
+        let trained = train(&corpus, &cfg, false).unwrap();
         let gap = class_gap(&trained.vectors);
         assert!(
             gap > 0.5,
@@ -110,10 +116,15 @@ fn both_architectures_separate_planted_classes() {
 #[test]
 fn one_thread_and_a_seed_give_bit_identical_vectors() {
     let corpus = planted_corpus(100);
-    for arch in [Architecture::Sg, Architecture::Cbow] {
+    let window = Word2VecConfig {
+        update: Update::Window,
+        ..small(Architecture::Sg)
+    };
+    for base in [small(Architecture::Sg), small(Architecture::Cbow), window] {
+        let arch = (base.architecture, base.update);
         let cfg = Word2VecConfig {
             sample: 1e-2,
-            ..small(arch)
+            ..base
         };
         let a = train(&corpus, &cfg, false).unwrap().vectors;
         let b = train(&corpus, &cfg, false).unwrap().vectors;
@@ -124,6 +135,17 @@ fn one_thread_and_a_seed_give_bit_identical_vectors() {
             .vectors;
         assert_ne!(bits(&a), bits(&c));
     }
+    // The window grouping is another update order, not the pair order under another name.
+    let pair = small(Architecture::Sg);
+    let window = Word2VecConfig {
+        update: Update::Window,
+        ..pair.clone()
+    };
+    let (a, b) = (
+        train(&corpus, &pair, false).unwrap().vectors,
+        train(&corpus, &window, false).unwrap().vectors,
+    );
+    assert_ne!(a.data(), b.data());
 }
 
 #[test]
