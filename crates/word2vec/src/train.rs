@@ -351,6 +351,14 @@ fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobSta
         }
     }
     let sent = &buf.sentence;
+    if cfg.architecture == Architecture::Sg && cfg.update == Update::Window {
+        let (loss, examples) = window_sentence(job, rng, sent, &mut buf.window);
+        return JobStats {
+            loss,
+            examples,
+            trained: sent.len() as u64,
+        };
+    }
     let (mut loss, mut examples) = (0f64, 0u64);
     for (pos, &word) in sent.iter().enumerate() {
         let reduced = cfg.window - rng.below(cfg.window as u32) as usize;
@@ -362,29 +370,6 @@ fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobSta
             .filter(|&(i, _)| lo + i != pos)
             .map(|(_, &c)| c);
         match cfg.architecture {
-            Architecture::Sg if cfg.update == Update::Window => {
-                let win = &mut buf.window;
-                win.contexts.clear();
-                win.contexts.extend(contexts);
-                if win.contexts.is_empty() {
-                    continue;
-                }
-                // The centre word, then its noise words (a draw of the centre word is
-                // skipped, as in the pair order).
-                win.outputs.clear();
-                win.labels.clear();
-                win.outputs.push(word);
-                win.labels.push(1.0);
-                for _ in 0..cfg.negative {
-                    let w = job.noise.sample(rng);
-                    if w != word {
-                        win.outputs.push(w);
-                        win.labels.push(0.0);
-                    }
-                }
-                loss += window_update(job, win) as f64;
-                examples += win.contexts.len() as u64;
-            }
             Architecture::Sg => {
                 for c in contexts {
                     let h = job.input.row(c);
@@ -440,24 +425,108 @@ fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobSta
     }
 }
 
+/// Skip-gram over one subsampled sentence in windows ([`Update::Window`]). Each position's
+/// draws (its reduced window, then its noise words) are taken one position ahead, in the same
+/// order, so that the next window's new rows can be fetched from memory while this one is
+/// computed: the rows are read at random over two `vocabulary x dim` matrices, and waiting
+/// for them is most of the time of a window (perf). Inlined into [`run_job`]'s FMA build:
+/// elsewhere `mul_add` is a library call.
+#[inline(always)]
+fn window_sentence(
+    job: &Job,
+    rng: &mut SplitMix64,
+    sent: &[u32],
+    win: &mut WindowBuffers,
+) -> (f64, u64) {
+    let cfg = job.config;
+    let (mut loss, mut examples) = (0f64, 0u64);
+    // The draws of one position: its reduced window and its noise words.
+    let draw = |rng: &mut SplitMix64, word: u32, negs: &mut Vec<u32>| -> usize {
+        let reduced = cfg.window - rng.below(cfg.window as u32) as usize;
+        negs.clear();
+        for _ in 0..cfg.negative {
+            let w = job.noise.sample(rng);
+            // A draw of the centre word is skipped, as in the pair order.
+            if w != word {
+                negs.push(w);
+            }
+        }
+        reduced
+    };
+    let (mut negs, mut next_negs) = (Vec::with_capacity(cfg.negative), Vec::with_capacity(cfg.negative));
+    let Some(&first) = sent.first() else {
+        return (0.0, 0);
+    };
+    let mut reduced = draw(rng, first, &mut negs);
+    for (pos, &word) in sent.iter().enumerate() {
+        let next_reduced = sent.get(pos + 1).map(|&next| {
+            let r = draw(rng, next, &mut next_negs);
+            prefetch_row(job.output.row(next));
+            for &n in &next_negs {
+                prefetch_row(job.output.row(n));
+            }
+            if let Some(&c) = sent.get(pos + 1 + r) {
+                prefetch_row(job.input.row(c));
+            }
+            r
+        });
+        let lo = pos.saturating_sub(reduced);
+        let hi = (pos + reduced + 1).min(sent.len());
+        win.contexts.clear();
+        win.contexts.extend(
+            sent[lo..hi]
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| lo + i != pos)
+                .map(|(_, &c)| c),
+        );
+        if !win.contexts.is_empty() {
+            win.outputs.clear();
+            win.labels.clear();
+            win.outputs.push(word);
+            win.labels.push(1.0);
+            win.outputs.extend_from_slice(&negs);
+            win.labels.resize(win.outputs.len(), 0.0);
+            loss += window_update(job, win) as f64;
+            examples += win.contexts.len() as u64;
+        }
+        if let Some(r) = next_reduced {
+            reduced = r;
+            std::mem::swap(&mut negs, &mut next_negs);
+        }
+    }
+    (loss, examples)
+}
+
+/// Asks the CPU to bring a row into cache ahead of its use (a hint: no effect on results).
+#[inline(always)]
+fn prefetch_row(row: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let bytes = std::mem::size_of_val(row);
+        let p = row.as_ptr() as *const i8;
+        let mut at = 0;
+        while at < bytes {
+            // SAFETY: a prefetch never faults, and `at` stays inside the row.
+            unsafe { _mm_prefetch(p.add(at), _MM_HINT_T0) };
+            at += 64;
+        }
+        // SAFETY: the row's last byte, in case the row does not start on a cache line.
+        unsafe { _mm_prefetch(p.add(bytes.saturating_sub(1)), _MM_HINT_T0) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = row;
+}
+
 /// One window's HogBatch update ([`sgd::window_step`]) on the shared rows named in `buf`.
 #[inline(always)]
 fn window_update(job: &Job, buf: &mut WindowBuffers) -> f32 {
-    const MAX_ROWS: usize = 64;
-    let (n, m) = (buf.contexts.len(), buf.outputs.len());
-    debug_assert!(n <= MAX_ROWS && m <= MAX_ROWS);
-    let empty: &[f32] = &[];
-    let mut inputs = [empty; MAX_ROWS];
-    let mut outputs = [empty; MAX_ROWS];
-    for (slot, &c) in inputs.iter_mut().zip(&buf.contexts) {
-        *slot = job.input.row(c);
-    }
-    for (slot, &o) in outputs.iter_mut().zip(&buf.outputs) {
-        *slot = job.output.row(o);
-    }
     let loss = sgd::window_step(
-        &inputs[..n],
-        &outputs[..m],
+        &buf.contexts,
+        &buf.outputs,
+        |c| &*job.input.row(c),
+        |o| &*job.output.row(o),
         &buf.labels,
         job.alpha,
         job.sigmoid,
@@ -467,10 +536,10 @@ fn window_update(job: &Job, buf: &mut WindowBuffers) -> f32 {
     );
     let d = buf.dim;
     for (i, &c) in buf.contexts.iter().enumerate() {
-        sgd::axpy(1.0, &buf.grad_in[i * d..(i + 1) * d], job.input.row(c));
+        sgd::axpy_fused(1.0, &buf.grad_in[i * d..(i + 1) * d], job.input.row(c));
     }
     for (j, &o) in buf.outputs.iter().enumerate() {
-        sgd::axpy(1.0, &buf.grad_out[j * d..(j + 1) * d], job.output.row(o));
+        sgd::axpy_fused(1.0, &buf.grad_out[j * d..(j + 1) * d], job.output.row(o));
     }
     loss
 }
