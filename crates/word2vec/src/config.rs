@@ -109,6 +109,20 @@ impl Word2VecConfig {
                 "negative must be at least 1 (only negative sampling is implemented)".into(),
             );
         }
+        if self.update == Update::Window && 2 * self.window > crate::sgd::MAX_INPUTS {
+            return err(format!(
+                "update = \"window\" takes a window of at most {}, got {}",
+                crate::sgd::MAX_INPUTS / 2,
+                self.window
+            ));
+        }
+        if self.update == Update::Window && self.negative + 1 > crate::sgd::MAX_OUTPUTS {
+            return err(format!(
+                "update = \"window\" takes at most {} noise words (negative), got {}",
+                crate::sgd::MAX_OUTPUTS - 1,
+                self.negative
+            ));
+        }
         if self.epochs == 0 {
             return err("epochs must be at least 1".into());
         }
@@ -170,6 +184,22 @@ mod tests {
                     ..ok.clone()
                 },
                 "negative",
+            ),
+            (
+                Word2VecConfig {
+                    update: Update::Window,
+                    negative: 40,
+                    ..ok.clone()
+                },
+                "at most 31 noise words",
+            ),
+            (
+                Word2VecConfig {
+                    update: Update::Window,
+                    window: 17,
+                    ..ok.clone()
+                },
+                "a window of at most 16",
             ),
             (
                 Word2VecConfig {

@@ -76,33 +76,10 @@ pub fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
     }
 }
 
-/// [`dot`] with fused multiply-adds (one rounding per term): what [`window_step`] uses. The
-/// pair order keeps [`dot`], whose vectors the committed study was trained with. Slow on a CPU
-/// without FMA, where `mul_add` is a library call; [`crate::train`] runs it with FMA enabled.
-#[inline(always)]
-pub fn dot_fused(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for k in 0..8 {
-            acc[k] = x[k].mul_add(y[k], acc[k]);
-        }
-    }
-    let mut s = acc.iter().sum::<f32>();
-    for (x, y) in ra.iter().zip(rb) {
-        s = x.mul_add(*y, s);
-    }
-    s
-}
-
-/// `y += a * x` with fused multiply-adds ([`dot_fused`]).
-#[inline(always)]
-pub fn axpy_fused(a: f32, x: &[f32], y: &mut [f32]) {
-    for (yi, xi) in y.iter_mut().zip(x) {
-        *yi = a.mul_add(*xi, *yi);
-    }
-}
+/// The largest number of output rows (target and noise words) in one window.
+pub const MAX_OUTPUTS: usize = 32;
+/// The largest number of context rows in one window (twice the largest window).
+pub const MAX_INPUTS: usize = 32;
 
 /// Trains `h` against the target and `negatives` noise words drawn by `noise`. Updates the output
 /// rows in place, accumulates the input gradient into `grad_h`, and returns the loss.
@@ -178,16 +155,26 @@ pub fn window_step<'a>(
     grad_out: &mut [f32],
 ) -> f32 {
     let (n, m) = (inputs.len(), outputs.len());
+    assert!(m <= MAX_OUTPUTS, "at most {MAX_OUTPUTS} output rows in a window");
+    assert!(n <= MAX_INPUTS, "at most {MAX_INPUTS} context rows in a window");
     let Some(&first) = inputs.first() else {
         return 0.0;
     };
     let d = input_row(first).len();
+    let out: [&[f32]; MAX_OUTPUTS] =
+        std::array::from_fn(|j| outputs.get(j).map_or(&[][..], |&o| output_row(o)));
+    let out = &out[..m];
+    let ins: [&[f32]; MAX_INPUTS] =
+        std::array::from_fn(|i| inputs.get(i).map_or(&[][..], |&c| input_row(c)));
+    let ins = &ins[..n];
     let mut loss = 0.0;
-    for (i, &c) in inputs.iter().enumerate() {
-        let h = input_row(c);
-        for (j, &o) in outputs.iter().enumerate() {
-            let f = dot_fused(h, output_row(o));
-            let label = labels[j];
+    let mut f = [0f32; MAX_OUTPUTS];
+    for (i, h) in ins.iter().enumerate() {
+        for (fj, u) in f.iter_mut().zip(out) {
+            *fj = dot(h, u);
+        }
+        for j in 0..m {
+            let (f, label) = (f[j], labels[j]);
             g[i * m + j] = if f > MAX_EXP {
                 loss -= if label == 1.0 { 0.0 } else { -f };
                 label - 1.0
@@ -205,14 +192,14 @@ pub fn window_step<'a>(
     grad_out[..m * d].fill(0.0);
     for i in 0..n {
         let gi = &mut grad_in[i * d..(i + 1) * d];
-        for (j, &o) in outputs.iter().enumerate() {
-            axpy_fused(g[i * m + j], output_row(o), gi);
+        for (j, u) in out.iter().enumerate() {
+            axpy(g[i * m + j], u, gi);
         }
     }
     for j in 0..m {
         let gj = &mut grad_out[j * d..(j + 1) * d];
-        for (i, &c) in inputs.iter().enumerate() {
-            axpy_fused(g[i * m + j], input_row(c), gj);
+        for (i, h) in ins.iter().enumerate() {
+            axpy(g[i * m + j], h, gj);
         }
     }
     loss
@@ -294,14 +281,11 @@ mod tests {
             &[0], &[0, 1], hr, ur, &[1.0, 0.0], alpha, &sigmoid, &mut g, &mut gi, &mut go,
         );
         // The pair step also reads each u_j before its own update, and h changes only after
-        // the step: the same updates, to the rounding of the window step's fused
-        // multiply-adds.
-        assert!((one - pair_loss).abs() < 1e-6, "{one} vs {pair_loss}");
-        for c in 0..3 {
-            assert!((gi[c] - grad_h[c]).abs() < 1e-7, "{gi:?} vs {grad_h:?}");
-        }
+        // the step: to the bit, the same updates.
+        assert_eq!(one, pair_loss);
+        assert_eq!(&gi[..3], &grad_h[..]);
         for c in 0..6 {
-            assert!((out[c] - (u[c / 3][c % 3] + go[c])).abs() < 1e-7, "{c}");
+            assert_eq!(out[c], u[c / 3][c % 3] + go[c], "{c}");
         }
     }
 

@@ -429,8 +429,7 @@ fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobSta
 /// draws (its reduced window, then its noise words) are taken one position ahead, in the same
 /// order, so that the next window's new rows can be fetched from memory while this one is
 /// computed: the rows are read at random over two `vocabulary x dim` matrices, and waiting
-/// for them is most of the time of a window (perf). Inlined into [`run_job`]'s FMA build:
-/// elsewhere `mul_add` is a library call.
+/// for them is most of the time of a window (perf).
 #[inline(always)]
 fn window_sentence(
     job: &Job,
@@ -536,10 +535,10 @@ fn window_update(job: &Job, buf: &mut WindowBuffers) -> f32 {
     );
     let d = buf.dim;
     for (i, &c) in buf.contexts.iter().enumerate() {
-        sgd::axpy_fused(1.0, &buf.grad_in[i * d..(i + 1) * d], job.input.row(c));
+        sgd::axpy(1.0, &buf.grad_in[i * d..(i + 1) * d], job.input.row(c));
     }
     for (j, &o) in buf.outputs.iter().enumerate() {
-        sgd::axpy_fused(1.0, &buf.grad_out[j * d..(j + 1) * d], job.output.row(o));
+        sgd::axpy(1.0, &buf.grad_out[j * d..(j + 1) * d], job.output.row(o));
     }
     loss
 }
