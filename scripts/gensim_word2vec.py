@@ -12,6 +12,7 @@ p = argparse.ArgumentParser()
 p.add_argument("--config", default="experiments/configs/word2vec.toml")
 p.add_argument("--model", choices=["sgns", "cbow"], required=True)
 p.add_argument("--threads", type=int, required=True)
+p.add_argument("--seed", type=int, help="overrides the config's seed")
 p.add_argument("--out", required=True)
 p.add_argument("--analogy", default="data/analogy/questions-words.txt.gz")
 p.add_argument("--similarity-dir", default="data/similarity")
@@ -19,6 +20,8 @@ a = p.parse_args()
 
 cfg = tomllib.load(open(a.config, "rb"))
 m = cfg[a.model]
+if a.seed is not None:
+    m["seed"] = a.seed
 corpus_path = cfg["corpus"]["path"]
 sentences = Text8Corpus(corpus_path) if cfg["corpus"].get("preset", "text8") == "text8" else LineSentence(corpus_path)
 alpha = m.get("alpha", 0.025 if m["architecture"] == "sg" else 0.05)
@@ -36,7 +39,7 @@ def spearman(name):
     return model.wv.evaluate_word_pairs(f"{a.similarity_dir}/{name}", restrict_vocab=rv, case_insensitive=True)[1][0]
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 v, d = len(model.wv), m["dim"]
-row = dict(implementation="gensim", model=a.model, threads=a.threads, epochs=m["epochs"], dim=d, raw_words=raw,
+row = dict(implementation="gensim", model=a.model, seed=m["seed"], threads=a.threads, epochs=m["epochs"], dim=d, raw_words=raw,
            wall_s=wall, cpu_s=cpu, raw_words_per_cpu_s=raw / cpu, raw_words_per_s=raw / wall, peak_rss_mib=peak,
            rss_budget_mib=2 * (2 * v * d * 4 + model.corpus_total_words * 4) / 2**20, analogy_3cosadd=acc,
            ws353_all_spearman=spearman("EN-WS-353-ALL.txt"), simlex999_spearman=spearman("EN-SIMLEX-999.txt"))

@@ -351,8 +351,14 @@ fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobSta
         }
     }
     let sent = &buf.sentence;
-    if cfg.architecture == Architecture::Sg && cfg.update == Update::Window {
-        let (loss, examples) = window_sentence(job, rng, sent, &mut buf.window);
+    let ahead = match cfg.architecture {
+        Architecture::Sg if cfg.update == Update::Window => {
+            Some(window_sentence(job, rng, sent, &mut buf.window))
+        }
+        Architecture::Cbow => Some(cbow_sentence(job, rng, sent, buf.h.as_mut_slice(), &mut buf.grad, &mut buf.window.outputs)),
+        Architecture::Sg => None,
+    };
+    if let Some((loss, examples)) = ahead {
         return JobStats {
             loss,
             examples,
@@ -388,34 +394,7 @@ fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobSta
                     examples += 1;
                 }
             }
-            Architecture::Cbow => {
-                buf.h.fill(0.0);
-                let mut n = 0;
-                for c in contexts.clone() {
-                    sgd::axpy(1.0, job.input.row(c), &mut buf.h);
-                    n += 1;
-                }
-                if n == 0 {
-                    continue;
-                }
-                let inv = 1.0 / n as f32;
-                buf.h.iter_mut().for_each(|x| *x *= inv);
-                buf.grad.fill(0.0);
-                loss += sgd::negative_sampling_step(
-                    &buf.h,
-                    &mut buf.grad,
-                    word,
-                    cfg.negative,
-                    || job.noise.sample(rng),
-                    job.alpha,
-                    job.sigmoid,
-                    |j| job.output.row(j),
-                ) as f64;
-                for c in contexts {
-                    sgd::axpy(1.0, &buf.grad, job.input.row(c));
-                }
-                examples += 1;
-            }
+            Architecture::Cbow => unreachable!("CBOW goes through cbow_sentence"),
         }
     }
     JobStats {
@@ -492,6 +471,96 @@ fn window_sentence(
         if let Some(r) = next_reduced {
             reduced = r;
             std::mem::swap(&mut negs, &mut next_negs);
+        }
+    }
+    (loss, examples)
+}
+
+/// CBOW over one subsampled sentence, word2vec.c's update (the mean of the context rows
+/// predicts the centre word; [`sgd::negative_sampling_step`]), with each position's draws
+/// (its reduced window, then, when it has a context, its noise words) taken one position
+/// ahead in the same order as one at a time: the same vectors, bit for bit, with the next
+/// position's output rows and new context row fetched while this one is computed.
+#[inline(always)]
+fn cbow_sentence(
+    job: &Job,
+    rng: &mut SplitMix64,
+    sent: &[u32],
+    h: &mut [f32],
+    grad: &mut [f32],
+    negs: &mut Vec<u32>,
+) -> (f64, u64) {
+    let cfg = job.config;
+    let (mut loss, mut examples) = (0f64, 0u64);
+    let span = |pos: usize, reduced: usize| {
+        (
+            pos.saturating_sub(reduced),
+            (pos + reduced + 1).min(sent.len()),
+        )
+    };
+    // One position's draws: its reduced window, and its noise words if it has a context
+    // (word2vec.c draws none for a position without one).
+    let draw = |rng: &mut SplitMix64, pos: usize, negs: &mut Vec<u32>| -> usize {
+        let reduced = cfg.window - rng.below(cfg.window as u32) as usize;
+        let (lo, hi) = span(pos, reduced);
+        negs.clear();
+        if hi - lo > 1 {
+            negs.extend((0..cfg.negative).map(|_| job.noise.sample(rng)));
+        }
+        reduced
+    };
+    if sent.is_empty() {
+        return (0.0, 0);
+    }
+    let mut next_negs = Vec::with_capacity(cfg.negative);
+    let mut reduced = draw(rng, 0, negs);
+    for (pos, &word) in sent.iter().enumerate() {
+        let next_reduced = (pos + 1 < sent.len()).then(|| {
+            let r = draw(rng, pos + 1, &mut next_negs);
+            prefetch_row(job.output.row(sent[pos + 1]));
+            for &n in next_negs.iter() {
+                prefetch_row(job.output.row(n));
+            }
+            if let Some(&c) = sent.get(pos + 1 + r) {
+                prefetch_row(job.input.row(c));
+            }
+            r
+        });
+        let (lo, hi) = span(pos, reduced);
+        let contexts = sent[lo..hi]
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| lo + i != pos)
+            .map(|(_, &c)| c);
+        if hi - lo > 1 {
+            h.fill(0.0);
+            let mut n = 0;
+            for c in contexts.clone() {
+                sgd::axpy(1.0, job.input.row(c), h);
+                n += 1;
+            }
+            let inv = 1.0 / n as f32;
+            h.iter_mut().for_each(|x| *x *= inv);
+            grad.fill(0.0);
+            let mut drawn = negs.iter().copied();
+            loss += sgd::negative_sampling_step(
+                h,
+                grad,
+                word,
+                cfg.negative,
+                || drawn.next().expect("a position with a context has its noise words drawn"),
+                job.alpha,
+                job.sigmoid,
+                |j| job.output.row(j),
+            ) as f64;
+            for c in contexts {
+                sgd::axpy(1.0, grad, job.input.row(c));
+            }
+            examples += 1;
+        }
+        if let Some(r) = next_reduced {
+            reduced = r;
+            std::mem::swap(negs, &mut next_negs);
         }
     }
     (loss, examples)

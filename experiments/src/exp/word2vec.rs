@@ -129,6 +129,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 struct BenchRow {
     implementation: &'static str,
     model: String,
+    seed: u64,
     threads: usize,
     epochs: usize,
     dim: usize,
@@ -149,8 +150,18 @@ pub fn bench(args: &Args) -> anyhow::Result<()> {
     let (config, _) = config::load::<Config>(args, "word2vec")?;
     let (name, cfg) = match args.model.as_deref() {
         Some("sgns") => ("sgns", config.sgns.clone()),
+        // Skip-gram with HogBatch's window update ([word2vec::Update::Window]).
+        Some("sgns-window") => (
+            "sgns-window",
+            Word2VecConfig {
+                update: word2vec::Update::Window,
+                ..config.sgns.clone()
+            },
+        ),
         Some("cbow") => ("cbow", config.cbow.clone()),
-        other => anyhow::bail!("--model must be sgns or cbow for bench-word2vec, got {other:?}"),
+        other => anyhow::bail!(
+            "--model must be sgns, sgns-window or cbow for bench-word2vec, got {other:?}"
+        ),
     };
     let cfg = effective(args, cfg);
     let corpus = super::load_corpus(args, &config.corpus)?;
@@ -190,6 +201,7 @@ pub fn bench(args: &Args) -> anyhow::Result<()> {
     let row = BenchRow {
         implementation: "embedlab",
         model: name.into(),
+        seed: cfg.seed,
         threads: r.threads,
         epochs: r.epochs,
         dim: r.dim,
@@ -215,7 +227,7 @@ pub fn bench(args: &Args) -> anyhow::Result<()> {
     let path = args
         .out
         .join("bench")
-        .join(format!("word2vec-embedlab-{name}-t{}.csv", r.threads));
+        .join(format!("word2vec-embedlab-{name}-t{}-s{}.csv", r.threads, cfg.seed));
     output::write_csv(&path, &[row])?;
     println!("wrote {}", path.display());
     Ok(())
