@@ -4,8 +4,9 @@
 # (sgns) and in HogBatch's window update (sgns-window), CBOW, gensim's skip-gram and CBOW; 1 and 2
 # threads; seeds 1-3 (SEEDS="..." to change), each (implementation, model, threads) run once per
 # seed in turn, so that speed and quality come with a spread. Writes results/bench/word2vec.csv
-# with the CPU named in each row. Needs gensim 4.4 (`pip install gensim==4.4.0`). Run it on a
-# quiet machine: every other process shares the cores and the caches.
+# with the CPU named in each row. Needs gensim 4.4 (`pip install gensim==4.4.0`) in $PYTHON
+# (default python3; .ci/run's venv has it: PYTHON=~/.cache/embedlab/gensim-venv/bin/python).
+# Run it on a quiet machine: every other process shares the cores and the caches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
@@ -19,7 +20,7 @@ for seed in ${SEEDS:-1 2 3}; do
       "$bin" --exp bench-word2vec --model "$model" --threads "$threads" --seed "$seed" --out "$tmp" > "$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
     done
     for model in sgns cbow; do
-      python3 scripts/gensim_word2vec.py --model "$model" --threads "$threads" --seed "$seed" --out "$tmp/bench/word2vec-gensim-$model-t$threads-s$seed.csv"
+      "${PYTHON:-python3}" scripts/gensim_word2vec.py --model "$model" --threads "$threads" --seed "$seed" --out "$tmp/bench/word2vec-gensim-$model-t$threads-s$seed.csv"
     done
   done
 done
@@ -27,7 +28,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//; s/,//g')
 isa=$(grep -qw avx512f /proc/cpuinfo && echo avx512 || echo avx2)
 mkdir -p results/bench
 files=("$tmp"/bench/word2vec-*.csv)
-{ echo "$(head -n 1 "${files[0]}"),cpu,isa"; for f in "${files[@]}"; do tail -n +2 "$f" | sed "s/\$/,$cpu,$isa/"; done; } > results/bench/word2vec.csv.tmp
+{ echo "$(head -n 1 "${files[0]}"),cpu,isa"; for f in "${files[@]}"; do tail -n +2 "$f" | tr -d '\r' | sed "s/\$/,$cpu,$isa/"; done; } > results/bench/word2vec.csv.tmp
 mv results/bench/word2vec.csv.tmp results/bench/word2vec.csv
 python3 - <<'PY'
 import csv, statistics as st
