@@ -834,8 +834,9 @@ fn dynamics_quick_measures_snapshots_at_matched_token_counts() {
             assert_eq!(steps.len(), 8, "{steps:?}");
         }
     }
-    // What it cost: two ledger rows per model (its dynamics work, then its final model's
-    // scores), summed into cost.csv.
+    // What it cost, summed into cost.csv: a transformer's ledger keeps its training, its
+    // snapshots' measuring and its final model's scores apart; word2vec and the untrained
+    // model train and measure in one `dynamics` piece, then their scores.
     let cost = || -> Vec<(String, f64, f64, usize, usize)> {
         csv::Reader::from_path(out.join("cost.csv"))
             .unwrap()
@@ -859,7 +860,34 @@ fn dynamics_quick_measures_snapshots_at_matched_token_counts() {
     );
     for (m, wall, cpu, pieces, unfinished) in &first {
         assert!(*wall > 0.0 && *cpu > 0.0, "{m}: {wall} s wall, {cpu} s CPU");
-        assert_eq!((*pieces, *unfinished), (2, 0), "{m}");
+        let want = if m == "transformer-mlm" { 3 } else { 2 };
+        assert_eq!((*pieces, *unfinished), (want, 0), "{m}");
+    }
+    // By piece: each model's pieces add up to its total, and each is where its work was.
+    let mut by_piece = csv::Reader::from_path(out.join("cost.csv")).unwrap();
+    let header = by_piece.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for r in by_piece.records() {
+        let r = r.unwrap();
+        let v = |name: &str| r[col(name)].parse::<f64>().unwrap();
+        let parts = ["train", "snapshots", "scores", "dynamics"].map(|p| v(&format!("{p}_wall_s")));
+        assert!(
+            (parts.iter().sum::<f64>() - v("wall_s")).abs() < 1e-6,
+            "{r:?}"
+        );
+        assert!(v("scores_wall_s") > 0.0, "{r:?}");
+        if &r[0] == "transformer-mlm" {
+            assert!(
+                v("train_wall_s") > 0.0 && v("snapshots_wall_s") > 0.0,
+                "{r:?}"
+            );
+            assert_eq!(v("dynamics_wall_s"), 0.0, "{r:?}");
+        } else {
+            assert!(
+                v("dynamics_wall_s") > 0.0 && v("train_wall_s") == 0.0,
+                "{r:?}"
+            );
+        }
     }
     assert!(
         text.contains("cost (") && text.contains("3 models"),
