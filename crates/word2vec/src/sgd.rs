@@ -155,8 +155,14 @@ pub fn window_step<'a>(
     grad_out: &mut [f32],
 ) -> f32 {
     let (n, m) = (inputs.len(), outputs.len());
-    assert!(m <= MAX_OUTPUTS, "at most {MAX_OUTPUTS} output rows in a window");
-    assert!(n <= MAX_INPUTS, "at most {MAX_INPUTS} context rows in a window");
+    assert!(
+        m <= MAX_OUTPUTS,
+        "at most {MAX_OUTPUTS} output rows in a window"
+    );
+    assert!(
+        n <= MAX_INPUTS,
+        "at most {MAX_INPUTS} context rows in a window"
+    );
     let Some(&first) = inputs.first() else {
         return 0.0;
     };
@@ -234,7 +240,16 @@ mod tests {
         let (mut g, mut gi, mut go) = (vec![0f32; 4], vec![0f32; 6], vec![0f32; 6]);
         let (hr, ur) = (|i: u32| &h[i as usize][..], |j: u32| &u[j as usize][..]);
         let loss = window_step(
-            &[0, 1], &[0, 1], hr, ur, &[1.0, 0.0], alpha, &sigmoid, &mut g, &mut gi, &mut go,
+            &[0, 1],
+            &[0, 1],
+            hr,
+            ur,
+            &[1.0, 0.0],
+            alpha,
+            &sigmoid,
+            &mut g,
+            &mut gi,
+            &mut go,
         );
         // By hand: g_ij = α (label - σ(u_j·h_i)), with the exact σ (the table is within 4e-3).
         let sig = |x: f32| 1.0 / (1.0 + (-x).exp());
@@ -278,7 +293,16 @@ mod tests {
             |j| unsafe { std::slice::from_raw_parts_mut(ptr.add(j as usize * 3), 3) },
         );
         let one = window_step(
-            &[0], &[0, 1], hr, ur, &[1.0, 0.0], alpha, &sigmoid, &mut g, &mut gi, &mut go,
+            &[0],
+            &[0, 1],
+            hr,
+            ur,
+            &[1.0, 0.0],
+            alpha,
+            &sigmoid,
+            &mut g,
+            &mut gi,
+            &mut go,
         );
         // The pair step also reads each u_j before its own update, and h changes only after
         // the step: to the bit, the same updates.

@@ -355,7 +355,14 @@ fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobSta
         Architecture::Sg if cfg.update == Update::Window => {
             Some(window_sentence(job, rng, sent, &mut buf.window))
         }
-        Architecture::Cbow => Some(cbow_sentence(job, rng, sent, buf.h.as_mut_slice(), &mut buf.grad, &mut buf.window.outputs)),
+        Architecture::Cbow => Some(cbow_sentence(
+            job,
+            rng,
+            sent,
+            buf.h.as_mut_slice(),
+            &mut buf.grad,
+            &mut buf.window.outputs,
+        )),
         Architecture::Sg => None,
     };
     if let Some((loss, examples)) = ahead {
@@ -431,7 +438,10 @@ fn window_sentence(
         }
         reduced
     };
-    let (mut negs, mut next_negs) = (Vec::with_capacity(cfg.negative), Vec::with_capacity(cfg.negative));
+    let (mut negs, mut next_negs) = (
+        Vec::with_capacity(cfg.negative),
+        Vec::with_capacity(cfg.negative),
+    );
     let Some(&first) = sent.first() else {
         return (0.0, 0);
     };
@@ -548,7 +558,11 @@ fn cbow_sentence(
                 grad,
                 word,
                 cfg.negative,
-                || drawn.next().expect("a position with a context has its noise words drawn"),
+                || {
+                    drawn
+                        .next()
+                        .expect("a position with a context has its noise words drawn")
+                },
                 job.alpha,
                 job.sigmoid,
                 |j| job.output.row(j),

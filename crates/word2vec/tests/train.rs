@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use corpus::{Corpus, CorpusConfig, Preset};
-use word2vec::train::TrainError;
 use word2vec::config::Update;
+use word2vec::train::TrainError;
 use word2vec::{train, Architecture, Word2VecConfig, WordVectors};
 
 /// Two classes of nouns, each only ever seen between its own class's context words:

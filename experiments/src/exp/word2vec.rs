@@ -224,10 +224,10 @@ pub fn bench(args: &Args) -> anyhow::Result<()> {
         row.peak_rss_mib,
         row.rss_budget_mib
     );
-    let path = args
-        .out
-        .join("bench")
-        .join(format!("word2vec-embedlab-{name}-t{}-s{}.csv", r.threads, cfg.seed));
+    let path = args.out.join("bench").join(format!(
+        "word2vec-embedlab-{name}-t{}-s{}.csv",
+        r.threads, cfg.seed
+    ));
     output::write_csv(&path, &[row])?;
     println!("wrote {}", path.display());
     Ok(())
