@@ -109,6 +109,11 @@ impl Word2VecConfig {
                 "negative must be at least 1 (only negative sampling is implemented)".into(),
             );
         }
+        if self.update == Update::Window && self.architecture != Architecture::Sg {
+            return err(
+                "update = \"window\" is skip-gram's (architecture = \"sg\"); CBOW has one example per position".into(),
+            );
+        }
         if self.update == Update::Window && 2 * self.window > crate::sgd::MAX_INPUTS {
             return err(format!(
                 "update = \"window\" takes a window of at most {}, got {}",
@@ -192,6 +197,14 @@ mod tests {
                     ..ok.clone()
                 },
                 "at most 31 noise words",
+            ),
+            (
+                Word2VecConfig {
+                    update: Update::Window,
+                    architecture: Architecture::Cbow,
+                    ..ok.clone()
+                },
+                "is skip-gram's",
             ),
             (
                 Word2VecConfig {

@@ -131,7 +131,7 @@ pub fn train(
                     // Counted down however the worker ends: a panic must not leave the
                     // progress loop below waiting for it (the scope then re-raises the panic).
                     let _left = CountDown(&workers_left);
-                    let mut buf = Buffers::new(dim, config.window, config.negative);
+                    let mut buf = Buffers::new(config);
                     while !stop.load(Ordering::Relaxed) {
                         let job = next_job.fetch_add(1, Ordering::Relaxed);
                         if job >= n_jobs {
@@ -278,6 +278,8 @@ struct Buffers {
     sentence: Vec<u32>,
     h: Vec<f32>,
     grad: Vec<f32>,
+    /// CBOW's noise words, drawn one position ahead.
+    negs: Vec<u32>,
     window: WindowBuffers,
 }
 
@@ -293,12 +295,20 @@ struct WindowBuffers {
 }
 
 impl Buffers {
-    fn new(dim: usize, window: usize, negative: usize) -> Self {
-        let (n, m) = (2 * window, negative + 1);
+    /// Scratch for `config`'s runs; the window buffers only for [`Update::Window`] (whose
+    /// window and noise-word counts the config bounds).
+    fn new(config: &Word2VecConfig) -> Self {
+        let dim = config.dim;
+        let (n, m) = if config.update == Update::Window {
+            (2 * config.window, config.negative + 1)
+        } else {
+            (0, 0)
+        };
         Buffers {
             sentence: Vec::with_capacity(10_000),
             h: vec![0.0; dim],
             grad: vec![0.0; dim],
+            negs: Vec::with_capacity(config.negative),
             window: WindowBuffers {
                 contexts: Vec::with_capacity(n),
                 outputs: Vec::with_capacity(m),
@@ -359,9 +369,9 @@ fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobSta
             job,
             rng,
             sent,
-            buf.h.as_mut_slice(),
+            &mut buf.h,
             &mut buf.grad,
-            &mut buf.window.outputs,
+            &mut buf.negs,
         )),
         Architecture::Sg => None,
     };

@@ -1013,6 +1013,7 @@ impl Study {
             )
             .collect();
         scored((scale, Vec::new()));
+        laps.lap("embedding scale");
         if let Some(head) = lm_head_table(model, &self.words) {
             scored(self.score_table(&head, &t("lm_head", None)));
             laps.lap("lm head scored");
