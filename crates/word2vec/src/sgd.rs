@@ -81,6 +81,25 @@ pub const MAX_OUTPUTS: usize = 32;
 /// The largest number of context rows in one window (twice the largest window).
 pub const MAX_INPUTS: usize = 32;
 
+/// One output's scaled error `α (label - σ(f))` for the score `f = u·h`, its loss
+/// (`-log σ(f)` for the target, `-log σ(-f)` for a noise word) subtracted into `loss`;
+/// saturated beyond ±[`MAX_EXP`].
+#[inline(always)]
+fn gradient(f: f32, label: f32, alpha: f32, sigmoid: &Sigmoid, loss: &mut f32) -> f32 {
+    (if f > MAX_EXP {
+        *loss -= if label == 1.0 { 0.0 } else { -f };
+        label - 1.0
+    } else if f < -MAX_EXP {
+        *loss -= if label == 1.0 { f } else { 0.0 };
+        label
+    } else {
+        let (s, log_s) = sigmoid.both(f);
+        // log σ(-f) = log σ(f) - f
+        *loss -= if label == 1.0 { log_s } else { log_s - f };
+        label - s
+    }) * alpha
+}
+
 /// Trains `h` against the target and `negatives` noise words drawn by `noise`. Updates the output
 /// rows in place, accumulates the input gradient into `grad_h`, and returns the loss.
 ///
@@ -109,18 +128,7 @@ pub fn negative_sampling_step<'a>(
         };
         let u = output_row(word);
         let f = dot(h, u);
-        let g = if f > MAX_EXP {
-            loss -= if label == 1.0 { 0.0 } else { -f };
-            label - 1.0
-        } else if f < -MAX_EXP {
-            loss -= if label == 1.0 { f } else { 0.0 };
-            label
-        } else {
-            let (s, log_s) = sigmoid.both(f);
-            // log σ(-f) = log σ(f) - f
-            loss -= if label == 1.0 { log_s } else { log_s - f };
-            label - s
-        } * alpha;
+        let g = gradient(f, label, alpha, sigmoid, &mut loss);
         axpy(g, u, grad_h);
         axpy(g, h, u);
     }
@@ -181,17 +189,7 @@ pub fn window_step<'a>(
         }
         for j in 0..m {
             let (f, label) = (f[j], labels[j]);
-            g[i * m + j] = if f > MAX_EXP {
-                loss -= if label == 1.0 { 0.0 } else { -f };
-                label - 1.0
-            } else if f < -MAX_EXP {
-                loss -= if label == 1.0 { f } else { 0.0 };
-                label
-            } else {
-                let (s, log_s) = sigmoid.both(f);
-                loss -= if label == 1.0 { log_s } else { log_s - f };
-                label - s
-            } * alpha;
+            g[i * m + j] = gradient(f, label, alpha, sigmoid, &mut loss);
         }
     }
     grad_in[..n * d].fill(0.0);
