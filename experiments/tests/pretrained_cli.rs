@@ -86,7 +86,8 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
     }
     let scores = rows(&base.join("scores.csv"));
     assert!(scores.iter().all(|r| r["model"] == "tiny-bert"
-        && (r["representation"] == "embedding" || r["representation"] == "aggregated")));
+        && ["embedding", "aggregated", "decontextualized"]
+            .contains(&r["representation"].as_str())));
     let ws = scores
         .iter()
         .find(|r| {
@@ -113,6 +114,41 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
         if layer == "2" {
             // Contextual vectors, not the embedding's again.
             assert_ne!(v, ws["value"].parse::<f64>().unwrap());
+        }
+    }
+    // Each word alone, every layer, on the same pairs (every word is read).
+    for layer in ["0", "1", "2"] {
+        let alone = scores
+            .iter()
+            .find(|r| {
+                r["benchmark"] == "WS-353-ALL"
+                    && r["metric"] == "spearman"
+                    && r["representation"] == "decontextualized"
+                    && r["layer"] == layer
+            })
+            .unwrap_or_else(|| panic!("no decontextualized layer {layer} row"));
+        assert_eq!(alone["n"], ws["n"]);
+    }
+    // Contextuality per layer, on the corpus's rows and on WikiText-2's sentences (the
+    // config's), as the study's CSVs name its measures.
+    let ctx = rows(&base.join("contextuality.csv"));
+    for benchmark in ["contextuality", "contextuality-sentences"] {
+        for layer in ["0", "1", "2"] {
+            let of = |metric: &str| -> f64 {
+                ctx.iter()
+                    .find(|r| {
+                        r["benchmark"] == benchmark && r["layer"] == layer && r["metric"] == metric
+                    })
+                    .unwrap_or_else(|| panic!("no {benchmark} {metric} at layer {layer}"))["value"]
+                    .parse()
+                    .unwrap()
+            };
+            let (s, a) = (of("self_similarity"), of("anisotropy"));
+            assert!(
+                s > -1.0 && s <= 1.0 + 1e-9 && a > -1.0 && a < 1.0,
+                "{s} {a}"
+            );
+            assert!((of("self_similarity_adjusted") - (s - a)).abs() < 1e-12);
         }
     }
     let used: usize = ws["n"].parse().unwrap();

@@ -883,27 +883,23 @@ pub fn first_component_share(rows: &[&[f32]]) -> f64 {
 /// from `pairs` random token pairs (Ethayarajh 2019), each beside its chance level: anisotropy
 /// for self-similarity (the paper's adjustment), and for intra-sentence similarity and MEV an
 /// empirical null, the same statistic on bags of random tokens of the same sizes. Word-level
-/// statistics use words with at least [`MIN_CONTEXTS`] occurrences. Ids at or above `n_words`
-/// (special tokens) are left out. `readout` says how the layers are read (causal for a CLM);
-/// `pad`, when given, is the id that pads shorter sequences (sentences): no position attends to
-/// it.
+/// statistics use words with at least [`MIN_CONTEXTS`] occurrences. Only positions `model`
+/// gives a vector count ([`crate::layered`]: a whole-word model's special tokens and padding do
+/// not, nor a word a subword model cannot read); how the layers are read (causal, padding) is
+/// the model's.
 #[allow(clippy::too_many_arguments)]
 pub fn contextuality(
-    model: &Transformer,
+    model: &dyn crate::layered::Layered,
     sequences: &[u32],
     seq_len: usize,
     n_sequences: usize,
-    n_words: u32,
     track: &[u32],
     per_word: usize,
     pairs: usize,
     seed: u64,
-    readout: crate::representations::Readout,
-    pad: Option<u32>,
-    device: &burn::tensor::Device,
 ) -> Vec<LayerContextuality> {
-    let n_layers = model.blocks.len() + 1;
-    let d = model.token_embedding_matrix().dims()[1];
+    let n_layers = model.n_layers();
+    let d = model.width();
     let tracked: std::collections::HashMap<u32, usize> =
         track.iter().enumerate().map(|(i, &w)| (w, i)).collect();
     // occurrences[layer][word] = vectors
@@ -934,17 +930,13 @@ pub fn contextuality(
     for start in (0..n_seq).step_by(batch) {
         let end = (start + batch).min(n_seq);
         let b = end - start;
-        let hidden = crate::representations::hidden_states_padded(
-            model,
-            &sequences[start * seq_len..end * seq_len],
-            seq_len,
-            readout,
-            pad,
-            device,
-        );
+        let states = model.word_states(&sequences[start * seq_len..end * seq_len], seq_len);
+        let hidden = &states.layers;
         for s in 0..b {
             let ids = &sequences[(start + s) * seq_len..(start + s + 1) * seq_len];
-            let words: Vec<usize> = (0..seq_len).filter(|&p| ids[p] < n_words).collect();
+            let words: Vec<usize> = (0..seq_len)
+                .filter(|&p| states.present[s * seq_len + p])
+                .collect();
             // Which reservoir slots this sequence's tokens take (the same in every layer).
             let mut slots = Vec::new();
             for &p in &words {

@@ -14,6 +14,8 @@
 //! * [`representations`]: a trained transformer turned into tables of word vectors — its
 //!   embedding matrix, and per layer decontextualized and mean-pooled (aggregated) vectors.
 //! * [`subword`]: a word's vector from a subword model, the mean of its pieces.
+//! * [`layered`]: a model read layer by layer at word positions (whole-word or subword), what
+//!   the word-level measures read.
 //! * [`collocation`]: whether words that occur together get similar vectors (PMI pairs vs
 //!   shuffled pairs).
 //! * [`geometry`]: W_Q/W_K/W_V similarity per layer and head, and contextuality measures.
@@ -33,6 +35,7 @@ pub mod eval_vocab;
 pub mod evidence;
 pub mod geometry;
 pub mod inference;
+pub mod layered;
 pub mod representations;
 pub mod similarity;
 pub mod stats;

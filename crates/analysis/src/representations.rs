@@ -133,7 +133,8 @@ pub fn lm_head_table(model: &Transformer, words: &[String]) -> Option<WordVector
     })
 }
 
-/// One table per layer (0..=N): each word alone between `[CLS]` and `[SEP]`.
+/// One table per layer (0..=N): each word alone between `[CLS]` and `[SEP]`
+/// ([`crate::layered::decontextualized`]).
 pub fn decontextualized(
     model: &Transformer,
     words: &[String],
@@ -142,22 +143,14 @@ pub fn decontextualized(
     device: &Device,
     batch: usize,
 ) -> Vec<WordVectors> {
-    let n_layers = model.blocks.len() + 1;
-    let d = model.token_embedding_matrix().dims()[1];
-    let mut data = vec![Vec::with_capacity(words.len() * d); n_layers];
-    for start in (0..words.len()).step_by(batch.max(1)) {
-        let end = (start + batch.max(1)).min(words.len());
-        let ids: Vec<i64> = (start..end)
-            .flat_map(|w| [specials.cls as i64, w as i64, specials.sep as i64])
-            .collect();
-        let b = end - start;
-        let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, 3]), device);
-        for (l, h) in layers(model, tokens, None, readout).into_iter().enumerate() {
-            let word_position = h.slice([0..b, 1..2, 0..d]).reshape([b, d]);
-            data[l].extend(to_vec(word_position));
-        }
-    }
-    data.into_iter().map(|v| table(words, d, v)).collect()
+    let reader = crate::layered::WholeWord {
+        model,
+        n_words: words.len() as u32,
+        readout,
+        pad: None,
+        device,
+    };
+    crate::layered::decontextualized(&reader, words, specials.cls, specials.sep, batch)
 }
 
 /// Mean-pooled contextual vectors, one table per layer, and how many occurrences each word's

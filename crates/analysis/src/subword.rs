@@ -3,6 +3,8 @@
 //! WordPiece or BPE vocabulary is scored on the same word list as a whole-word model.
 
 use pretrained::Tokenizer;
+
+use crate::layered::{Layered, WordStates};
 use word2vec::WordVectors;
 
 /// One row per word of `words` (in their order) that the tokenizer splits into known pieces:
@@ -52,15 +54,9 @@ pub fn piece_mean_table(
 /// model (the same seeded sample of up to `max_occurrences` per word among the first `n` ids),
 /// each occurrence's vector the mean of its pieces' hidden states.
 ///
-/// `sequences` are the study's rows of `seq_len` ids; ids below `vocab.len()` are words
-/// (`vocab[id]`); `corpus_unk`, the whole-word corpus's unknown word (a word under its
-/// min_count), becomes the tokenizer's unknown piece (left out where it has none, as byte-level
-/// BPE); any other id (the whole-word model's `[CLS]`, `[SEP]`) is left out. Each row is read as
-/// the checkpoint reads text: its words as pieces, each after a space (as in
-/// [`piece_mean_table`]), framed by the tokenizer's start and end pieces where it has them, cut
-/// at `max_positions` with the end piece kept; rows are padded to the longest in their batch and
-/// the padding masked. An occurrence whose pieces were cut off, or that became `[UNK]`, is not
-/// counted.
+/// `sequences` are the study's rows of `seq_len` ids, read as [`SubwordReader`] reads them
+/// (`corpus_unk` is the whole-word corpus's unknown word). An occurrence whose pieces were cut
+/// off, or that became `[UNK]`, is not counted.
 #[allow(clippy::too_many_arguments)]
 pub fn aggregated(
     model: &pretrained::Pretrained,
@@ -76,77 +72,23 @@ pub fn aggregated(
     max_positions: usize,
     device: &burn::tensor::Device,
 ) -> crate::representations::Aggregated {
-    use burn::tensor::{Bool, Int, Tensor, TensorData};
     let chosen =
         crate::representations::sample_occurrences(sequences, n, max_occurrences as usize, seed);
     let mut rows: Vec<usize> = chosen.iter().map(|&p| p / seq_len).collect();
     rows.dedup();
-    let specials = tokenizer.specials().clone();
-    let mut pieces_of: std::collections::HashMap<u32, Vec<u32>> = Default::default();
-    let mut pieces = |id: u32| -> Vec<u32> {
-        pieces_of
-            .entry(id)
-            .or_insert_with(|| {
-                let framed = tokenizer.encode_words(&["", vocab[id as usize].as_str()]);
-                framed.ids[framed.spans[1].clone()].to_vec()
-            })
-            .clone()
-    };
-    let d = model.token_embedding_matrix().dims()[1];
+    let reader = SubwordReader::new(model, tokenizer, vocab, corpus_unk, max_positions, device);
+    let d = reader.width();
     let mut sums: Vec<Vec<f64>> = Vec::new();
     let mut count = vec![0u32; n];
     let mut next = 0;
     for chunk in rows.chunks(batch.max(1)) {
-        // Each row as pieces, and the piece span of each of its word positions.
-        let mut seqs: Vec<Vec<u32>> = Vec::with_capacity(chunk.len());
-        let mut spans: Vec<Vec<Option<std::ops::Range<usize>>>> = Vec::with_capacity(chunk.len());
-        for &r in chunk {
-            let mut ids: Vec<u32> = specials.start.into_iter().collect();
-            let mut row_spans = vec![None; seq_len];
-            for (p, &id) in sequences[r * seq_len..(r + 1) * seq_len].iter().enumerate() {
-                if (id as usize) < vocab.len() {
-                    let ps = pieces(id);
-                    let start = ids.len();
-                    ids.extend(&ps);
-                    let unknown = ps.is_empty() || ps.iter().any(|&x| Some(x) == specials.unk);
-                    if !unknown {
-                        row_spans[p] = Some(start..ids.len());
-                    }
-                } else if Some(id) == corpus_unk {
-                    ids.extend(specials.unk);
-                }
-            }
-            // Cut to the model's positions, the end piece kept (as transformers truncates).
-            let room = max_positions - usize::from(specials.end.is_some());
-            if ids.len() > room {
-                ids.truncate(room);
-                for s in row_spans.iter_mut() {
-                    if s.as_ref().is_some_and(|s| s.end > room) {
-                        *s = None;
-                    }
-                }
-            }
-            ids.extend(specials.end);
-            seqs.push(ids);
-            spans.push(row_spans);
-        }
-        let longest = seqs.iter().map(|s| s.len()).max().unwrap_or(0);
-        let b = seqs.len();
-        let mut flat = Vec::with_capacity(b * longest);
-        let mut mask = Vec::with_capacity(b * longest);
-        for s in &seqs {
-            for t in 0..longest {
-                flat.push(*s.get(t).unwrap_or(&specials.pad) as i64);
-                mask.push(t >= s.len());
-            }
-        }
-        let tokens = Tensor::<2, Int>::from_data(TensorData::new(flat, [b, longest]), device);
-        let pad = Tensor::<2, Bool>::from_data(TensorData::new(mask, [b, longest]), device);
-        let hidden: Vec<Vec<f32>> = model
-            .hidden_states(tokens, Some(pad))
-            .into_iter()
-            .map(|h| h.into_data().try_into_vec::<f32>().expect("f32"))
-            .collect();
+        let pieces = reader.piece_batch(
+            chunk
+                .iter()
+                .map(|&r| &sequences[r * seq_len..(r + 1) * seq_len]),
+        );
+        let (spans, longest) = (&pieces.spans, pieces.longest);
+        let hidden = reader.forward(&pieces);
         if sums.is_empty() {
             sums = vec![vec![0f64; n * d]; hidden.len()];
         }
@@ -173,6 +115,179 @@ pub fn aggregated(
         }
     }
     crate::representations::Aggregated::from_sums(vocab, d, sums, count, max_occurrences)
+}
+
+/// A pretrained checkpoint read at the word positions of rows of the study's whole-word ids
+/// (the [`Layered`] of a subword model). Each row is read as the checkpoint reads text: its
+/// words as pieces, each after a space (as in [`piece_mean_table`]), framed by the tokenizer's
+/// start and end pieces where it has them, cut at `max_positions` with the end piece kept;
+/// rows are padded to the longest in their batch and the padding masked. Ids below
+/// `vocab.len()` are words (`vocab[id]`); `corpus_unk`, the whole-word corpus's unknown word,
+/// becomes the tokenizer's unknown piece (left out where it has none, as byte-level BPE); any
+/// other id (the whole-word model's `[CLS]`, `[SEP]`, `[PAD]`) is left out. A word's vector is
+/// the mean of its pieces' hidden states; a word cut off, or that became `[UNK]`, has none.
+pub struct SubwordReader<'a> {
+    model: &'a pretrained::Pretrained,
+    tokenizer: &'a Tokenizer,
+    vocab: &'a [String],
+    corpus_unk: Option<u32>,
+    max_positions: usize,
+    device: &'a burn::tensor::Device,
+    pieces: std::cell::RefCell<std::collections::HashMap<u32, Vec<u32>>>,
+}
+
+/// Rows as piece ids, padded to the longest, and each word position's span of pieces.
+pub struct PieceBatch {
+    /// `rows x longest` piece ids, padding included.
+    pub ids: Vec<i64>,
+    /// `rows x longest`: padding.
+    pub padding: Vec<bool>,
+    pub longest: usize,
+    /// Per row, per word position: its pieces' positions, `None` for a position with no vector.
+    pub spans: Vec<Vec<Option<std::ops::Range<usize>>>>,
+}
+
+impl<'a> SubwordReader<'a> {
+    pub fn new(
+        model: &'a pretrained::Pretrained,
+        tokenizer: &'a Tokenizer,
+        vocab: &'a [String],
+        corpus_unk: Option<u32>,
+        max_positions: usize,
+        device: &'a burn::tensor::Device,
+    ) -> Self {
+        SubwordReader {
+            model,
+            tokenizer,
+            vocab,
+            corpus_unk,
+            max_positions,
+            device,
+            pieces: Default::default(),
+        }
+    }
+
+    /// The pieces of whole word `id`, read inside running text.
+    fn pieces(&self, id: u32) -> Vec<u32> {
+        self.pieces
+            .borrow_mut()
+            .entry(id)
+            .or_insert_with(|| {
+                let framed = self
+                    .tokenizer
+                    .encode_words(&["", self.vocab[id as usize].as_str()]);
+                framed.ids[framed.spans[1].clone()].to_vec()
+            })
+            .clone()
+    }
+
+    /// `rows` (each a row of whole-word ids) as the checkpoint reads them.
+    pub fn piece_batch<'r>(&self, rows: impl Iterator<Item = &'r [u32]>) -> PieceBatch {
+        let specials = self.tokenizer.specials().clone();
+        let mut seqs: Vec<Vec<u32>> = Vec::new();
+        let mut spans: Vec<Vec<Option<std::ops::Range<usize>>>> = Vec::new();
+        for row in rows {
+            let mut ids: Vec<u32> = specials.start.into_iter().collect();
+            let mut row_spans = vec![None; row.len()];
+            for (p, &id) in row.iter().enumerate() {
+                if (id as usize) < self.vocab.len() {
+                    let ps = self.pieces(id);
+                    let start = ids.len();
+                    ids.extend(&ps);
+                    let unknown = ps.is_empty() || ps.iter().any(|&x| Some(x) == specials.unk);
+                    if !unknown {
+                        row_spans[p] = Some(start..ids.len());
+                    }
+                } else if Some(id) == self.corpus_unk {
+                    ids.extend(specials.unk);
+                }
+            }
+            // Cut to the model's positions, the end piece kept (as transformers truncates).
+            let room = self.max_positions - usize::from(specials.end.is_some());
+            if ids.len() > room {
+                ids.truncate(room);
+                for s in row_spans.iter_mut() {
+                    if s.as_ref().is_some_and(|s| s.end > room) {
+                        *s = None;
+                    }
+                }
+            }
+            ids.extend(specials.end);
+            seqs.push(ids);
+            spans.push(row_spans);
+        }
+        let longest = seqs.iter().map(|s| s.len()).max().unwrap_or(0);
+        let mut ids = Vec::with_capacity(seqs.len() * longest);
+        let mut padding = Vec::with_capacity(seqs.len() * longest);
+        for s in &seqs {
+            for t in 0..longest {
+                ids.push(*s.get(t).unwrap_or(&specials.pad) as i64);
+                padding.push(t >= s.len());
+            }
+        }
+        PieceBatch {
+            ids,
+            padding,
+            longest,
+            spans,
+        }
+    }
+
+    /// Every layer's hidden states of a batch, `rows x longest x width` each.
+    pub fn forward(&self, batch: &PieceBatch) -> Vec<Vec<f32>> {
+        use burn::tensor::{Bool, Int, Tensor, TensorData};
+        let (b, longest) = (batch.spans.len(), batch.longest);
+        let tokens = Tensor::<2, Int>::from_data(
+            TensorData::new(batch.ids.clone(), [b, longest]),
+            self.device,
+        );
+        let pad = Tensor::<2, Bool>::from_data(
+            TensorData::new(batch.padding.clone(), [b, longest]),
+            self.device,
+        );
+        self.model
+            .hidden_states(tokens, Some(pad))
+            .into_iter()
+            .map(|h| h.into_data().try_into_vec::<f32>().expect("f32"))
+            .collect()
+    }
+}
+
+impl Layered for SubwordReader<'_> {
+    fn n_layers(&self) -> usize {
+        self.model.qkv_weights().len() + 1
+    }
+
+    fn width(&self) -> usize {
+        self.model.token_embedding_matrix().dims()[1]
+    }
+
+    fn word_states(&self, rows: &[u32], seq_len: usize) -> WordStates {
+        let d = self.width();
+        let batch = self.piece_batch(rows.chunks(seq_len));
+        let hidden = self.forward(&batch);
+        let n = batch.spans.len() * seq_len;
+        let mut layers = vec![vec![0f32; n * d]; hidden.len()];
+        let mut present = vec![false; n];
+        for (r, row_spans) in batch.spans.iter().enumerate() {
+            for (p, span) in row_spans.iter().enumerate() {
+                let Some(span) = span else { continue };
+                present[r * seq_len + p] = true;
+                let k = span.len() as f64;
+                for (h, out) in hidden.iter().zip(layers.iter_mut()) {
+                    let dst = &mut out[(r * seq_len + p) * d..(r * seq_len + p + 1) * d];
+                    for (c, x) in dst.iter_mut().enumerate() {
+                        *x = (span
+                            .clone()
+                            .map(|t| h[(r * batch.longest + t) * d + c] as f64)
+                            .sum::<f64>()
+                            / k) as f32;
+                    }
+                }
+            }
+        }
+        WordStates { layers, present }
+    }
 }
 
 #[cfg(test)]
@@ -344,6 +459,122 @@ mod tests {
                     (got - want).abs() < 1e-5,
                     "layer {l} coordinate {c}: {got} vs {want}"
                 );
+            }
+        }
+    }
+
+    /// Every layer's hidden states of one row of piece ids read alone, unpadded.
+    fn alone(model: &pretrained::Pretrained, ids: Vec<i64>) -> Vec<Vec<f32>> {
+        use burn::tensor::{Device, Int, Tensor, TensorData};
+        let t = ids.len();
+        let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [1, t]), &Device::flex());
+        model
+            .hidden_states(tokens, None)
+            .into_iter()
+            .map(|h| h.into_data().try_into_vec::<f32>().unwrap())
+            .collect()
+    }
+
+    fn tiny_bert() -> (pretrained::Checkpoint, Tokenizer, Vec<String>) {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../pretrained/tests/fixtures/tiny-bert");
+        let ckpt = pretrained::load(&dir, &burn::tensor::Device::flex()).unwrap();
+        let tok = Tokenizer::from_file(&dir.join("tokenizer.json")).unwrap();
+        let vocab = ["the", "cat", "love", "dog"]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        (ckpt, tok, vocab)
+    }
+
+    #[test]
+    fn a_word_position_reads_as_the_mean_of_its_pieces_and_specials_have_none() {
+        let (ckpt, tok, vocab) = tiny_bert();
+        let device = burn::tensor::Device::flex();
+        let reader = SubwordReader::new(&ckpt.model, &tok, &vocab, None, 16, &device);
+        assert_eq!((reader.n_layers(), reader.width()), (3, 16));
+        // Two rows of 4 whole-word ids; 9 is a special of the whole-word model.
+        let states = reader.word_states(&[9, 0, 2, 1, 2, 3, 9, 9], 4);
+        assert_eq!(
+            states.present,
+            [false, true, true, true, true, true, false, false]
+        );
+        // By hand, each row alone: [CLS] the l ##o ##v ##e cat [SEP] and [CLS] l ##o ##v ##e
+        // dog [SEP] (2 and 3 are [CLS] and [SEP]).
+        let row = |words: &[&str]| -> Vec<i64> {
+            let mut v = vec![2i64];
+            for w in words {
+                v.extend(tok.encode(w).iter().map(|&x| x as i64));
+            }
+            v.push(3);
+            v
+        };
+        let a = alone(&ckpt.model, row(&["the", "love", "cat"]));
+        let b = alone(&ckpt.model, row(&["love", "dog"]));
+        let d = 16;
+        // (row, position, hand-read states, piece span)
+        let cases = [
+            (0, 1, &a, 1..2),
+            (0, 2, &a, 2..6),
+            (0, 3, &a, 6..7),
+            (1, 0, &b, 1..5),
+            (1, 1, &b, 5..6),
+        ];
+        for l in 0..3 {
+            for (r, p, h, span) in cases.iter().cloned() {
+                for c in 0..d {
+                    let want = span.clone().map(|t| h[l][t * d + c] as f64).sum::<f64>()
+                        / span.len() as f64;
+                    let got = states.layers[l][(r * 4 + p) * d + c] as f64;
+                    assert!(
+                        (got - want).abs() < 1e-5,
+                        "layer {l} row {r} position {p} coordinate {c}: {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_subword_word_in_identical_contexts_has_self_similarity_one() {
+        // Every row is the same, so "love" (4 pieces) has the same vector at every occurrence
+        // in every layer; at the embedding output the other words differ from it, so anisotropy
+        // is below one there (the tiny random model's top layers are nearly collinear).
+        let (ckpt, tok, vocab) = tiny_bert();
+        let device = burn::tensor::Device::flex();
+        let reader = SubwordReader::new(&ckpt.model, &tok, &vocab, None, 16, &device);
+        let rows: Vec<u32> = [9, 0, 2, 1, 3].repeat(12);
+        let ctx = crate::geometry::contextuality(&reader, &rows, 5, 12, &[2], 10, 100, 1);
+        assert_eq!(ctx.len(), 3);
+        for r in &ctx {
+            assert_eq!(r.words, 1);
+            assert!((r.self_similarity - 1.0).abs() < 1e-6, "{r:?}");
+            assert!((r.max_explainable_variance - 1.0).abs() < 1e-6, "{r:?}");
+        }
+        assert!(ctx[0].anisotropy < 0.9, "{:?}", ctx[0]);
+    }
+
+    #[test]
+    fn a_decontextualized_subword_word_is_its_pieces_read_alone() {
+        let (ckpt, tok, mut vocab) = tiny_bert();
+        // A word of 150 letters becomes [UNK]: no row.
+        vocab.push("a".repeat(150));
+        let device = burn::tensor::Device::flex();
+        let reader = SubwordReader::new(&ckpt.model, &tok, &vocab, None, 16, &device);
+        // 9 and 10 stand for the whole-word model's [CLS] and [SEP], left out for the
+        // tokenizer's own; batches of 2 words.
+        let tables = crate::layered::decontextualized(&reader, &vocab, 9, 10, 2);
+        assert_eq!(tables.len(), 3);
+        assert_eq!(tables[0].words(), &vocab[..4]);
+        let mut ids = vec![2i64];
+        ids.extend(tok.encode("love").iter().map(|&x| x as i64));
+        ids.push(3);
+        let h = alone(&ckpt.model, ids);
+        let d = 16;
+        for (l, t) in tables.iter().enumerate() {
+            for c in 0..d {
+                let want = (1..5).map(|p| h[l][p * d + c] as f64).sum::<f64>() / 4.0;
+                assert!((t.row(2)[c] as f64 - want).abs() < 1e-5, "layer {l}");
             }
         }
     }

@@ -5,8 +5,14 @@
 //! * its input embedding as a word table (each word the mean of its pieces; a word that becomes
 //!   `[UNK]` is out of vocabulary), and every layer's vectors mean-pooled over up to N
 //!   occurrences in the corpus's training rows (`aggregated`, [`analysis::subword::aggregated`]),
-//!   scored on every analogy and similarity set exactly as the study's tables are
-//!   (`scores.csv`);
+//!   and every layer's vectors of each word read alone (`decontextualized`,
+//!   [`analysis::layered::decontextualized`]), scored on every analogy and similarity set
+//!   exactly as the study's tables are (`scores.csv`);
+//! * every layer's contextuality (Ethayarajh 2019: self-similarity, intra-sentence similarity,
+//!   anisotropy, explained variance, each beside its chance level) on the study's training
+//!   rows and, where the config names them, on real sentences, measured as the study measures
+//!   its models ([`analysis::geometry::contextuality`] through
+//!   [`analysis::subword::SubwordReader`]; `contextuality.csv`);
 //! * every attention head's W_Q, W_K, W_V (cosine, linear CKA) and its bilinear form
 //!   `W_Q W_K^T` (symmetry, directionality, alignment with the identity;
 //!   [`analysis::bilinear`]), each beside independent Gaussian matrices of the same shapes (a
@@ -27,6 +33,8 @@ use std::path::Path;
 use analysis::bilinear::{self, FormScores};
 use analysis::geometry::{self, LayerQkv};
 use analysis::inference::SplitMix64;
+use analysis::layered;
+use analysis::subword::SubwordReader;
 use anyhow::Context;
 use burn::tensor::Device;
 use serde::Serialize;
@@ -238,7 +246,88 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             &template,
         ));
     }
+
+    // Each word read alone, `[CLS] pieces [SEP]` (or the tokenizer's own frame), every layer.
+    let reader = SubwordReader::new(
+        &ckpt.model,
+        &tokenizer,
+        &vocab_words,
+        Some(seqs.specials.unk),
+        ckpt.architecture.max_positions(),
+        &device,
+    );
+    let started = std::time::Instant::now();
+    let alone = layered::decontextualized(
+        &reader,
+        &words,
+        seqs.specials.cls,
+        seqs.specials.sep,
+        cfg.pooling.batch,
+    );
+    for (l, t) in alone.iter().enumerate() {
+        let template = TidyRow {
+            layer: Some(l),
+            ..TidyRow::template("pretrained", &name, "decontextualized")
+        };
+        scores.extend(super::eval::evaluate_table(
+            t,
+            &benchmarks,
+            &cfg.eval,
+            &template,
+        ));
+    }
+    println!(
+        "decontextualized: {} words over {} layers in {:.1} s",
+        alone[0].words().len(),
+        alone.len(),
+        started.elapsed().as_secs_f64()
+    );
     output::write_csv(&out.join("scores.csv"), &scores)?;
+
+    // Contextuality (Ethayarajh 2019) as the study measures its models: the same training rows
+    // and tracked words, and the same sentences where the config names them.
+    let started = std::time::Instant::now();
+    let c = &cfg.contextuality;
+    let seed = cfg.seeds.first().copied().unwrap_or(1);
+    let top = words.len().min(c.top) as u32;
+    let track: Vec<u32> = (0..top)
+        .step_by((top as usize / c.words.max(1)).max(1))
+        .collect();
+    let t = |rep: &str, layer: Option<usize>| TidyRow {
+        layer,
+        ..TidyRow::template("pretrained", &name, rep)
+    };
+    let ctx = geometry::contextuality(
+        &reader,
+        &seqs.train,
+        seqs.seq_len,
+        c.sequences.min(seqs.n_train()),
+        &track,
+        c.per_word,
+        c.pairs,
+        seed,
+    );
+    let mut context_rows = super::study::contextuality_rows(&ctx, "contextuality", &t);
+    if let Some(s) = &c.sentences {
+        let rows = super::study::sentence_sequences(&corpus, s, seqs.seq_len, c.sequences)?;
+        let ctx = geometry::contextuality(
+            &reader,
+            &rows,
+            seqs.seq_len,
+            rows.len() / seqs.seq_len,
+            &track,
+            c.per_word,
+            c.pairs,
+            seed,
+        );
+        context_rows.extend(super::study::contextuality_rows(
+            &ctx,
+            "contextuality-sentences",
+            &t,
+        ));
+    }
+    output::write_csv(&out.join("contextuality.csv"), &context_rows)?;
+    println!("contextuality: {:.1} s", started.elapsed().as_secs_f64());
 
     // Heads: the trained matrices, the initialisation reference, the cross-head null.
     let layers = geometry::qkv_per_layer_pretrained(&ckpt.model);
@@ -405,7 +494,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     output::write_csv(&out.join("pairs.csv"), &pair_rows)?;
     println!("pairs: {:.1} s", started.elapsed().as_secs_f64());
-    println!("wrote {}/{{scores,heads,pairs}}.csv", out.display());
+    println!(
+        "wrote {}/{{scores,contextuality,heads,pairs}}.csv",
+        out.display()
+    );
     Ok(())
 }
 

@@ -35,6 +35,7 @@ use analysis::geometry::{
     embedding_scale, linear_cka_wide, linear_cka_wide_null, project_rows, qkv_per_layer,
     random_projection_cka,
 };
+use analysis::layered::WholeWord;
 use analysis::representations::{
     aggregated, decontextualized, embedding_table, lm_head_table, Aggregated, Readout,
 };
@@ -1059,19 +1060,22 @@ impl Study {
             ..readout
         };
         for (benchmark, readout) in [("contextuality", readout), ("contextuality-norm", norm)] {
-            let ctx = contextuality(
+            let reader = WholeWord {
                 model,
+                n_words: self.corpus.vocab.len() as u32,
+                readout,
+                pad: None,
+                device: &self.device,
+            };
+            let ctx = contextuality(
+                &reader,
                 &self.seqs.train,
                 self.seqs.seq_len,
                 c.sequences.min(self.seqs.n_train()),
-                self.corpus.vocab.len() as u32,
                 &track,
                 c.per_word,
                 c.pairs,
                 seed,
-                readout,
-                None,
-                &self.device,
             );
             rows.extend(contextuality_rows(&ctx, benchmark, &t));
             laps.lap(benchmark);
@@ -1080,19 +1084,22 @@ impl Study {
         // on sentences, which the training windows of an unpunctuated corpus are not.
         if let Some(seqs) = &self.sentences {
             let len = self.seqs.seq_len;
-            let ctx = contextuality(
+            let reader = WholeWord {
                 model,
+                n_words: self.corpus.vocab.len() as u32,
+                readout,
+                pad: Some(self.corpus.vocab.specials().pad),
+                device: &self.device,
+            };
+            let ctx = contextuality(
+                &reader,
                 seqs,
                 len,
                 seqs.len() / len,
-                self.corpus.vocab.len() as u32,
                 &track,
                 c.per_word,
                 c.pairs,
                 seed,
-                readout,
-                Some(self.corpus.vocab.specials().pad),
-                &self.device,
             );
             rows.extend(contextuality_rows(&ctx, "contextuality-sentences", &t));
             laps.lap("contextuality-sentences");
@@ -1269,7 +1276,7 @@ pub fn sentence_sequences(
 }
 
 /// A model's contextuality per layer as tidy rows of `benchmark`.
-fn contextuality_rows(
+pub(crate) fn contextuality_rows(
     ctx: &[analysis::geometry::LayerContextuality],
     benchmark: &str,
     t: &dyn Fn(&str, Option<usize>) -> TidyRow,
