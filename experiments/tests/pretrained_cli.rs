@@ -151,6 +151,57 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
             assert!((of("self_similarity_adjusted") - (s - a)).abs() < 1e-12);
         }
     }
+    // Item intervals: the embedding's WS-353 score as in scores.csv, inside its interval, on
+    // the same pairs; every layer's difference from the embedding.
+    let intervals = rows(&base.join("intervals.csv"));
+    let row = intervals
+        .iter()
+        .find(|r| {
+            r["benchmark"] == "WS-353-ALL"
+                && r["representation"] == "embedding"
+                && r["metric"] == "spearman"
+        })
+        .unwrap();
+    let (e, lo, hi): (f64, f64, f64) = (
+        row["estimate"].parse().unwrap(),
+        row["lo"].parse().unwrap(),
+        row["hi"].parse().unwrap(),
+    );
+    assert!(
+        (e - ws["value"].parse::<f64>().unwrap()).abs() < 1e-12,
+        "{row:?}"
+    );
+    assert!(lo < e && e < hi, "{row:?}");
+    assert_eq!(row["items"], ws["n"]);
+    let chance: (f64, f64) = (
+        row["chance_lo"].parse().unwrap(),
+        row["chance_hi"].parse().unwrap(),
+    );
+    assert!(chance.0 < 0.0 && chance.1 > 0.0, "{row:?}");
+    for rep in ["aggregated", "decontextualized"] {
+        let diffs = intervals
+            .iter()
+            .filter(|r| {
+                r["benchmark"] == "WS-353-ALL"
+                    && r["representation"] == rep
+                    && r["metric"] == "minus_embedding"
+            })
+            .count();
+        assert_eq!(diffs, 3, "{rep}");
+    }
+    // Each statistic drawn beside the published BERT-base and GPT-2 rows.
+    for stem in ["self-similarity", "intra-sentence", "anisotropy"] {
+        for ext in ["svg", "png"] {
+            let f = base.join(format!("contextuality-{stem}.{ext}"));
+            assert!(
+                std::fs::metadata(&f).unwrap().len() > 1000,
+                "{}",
+                f.display()
+            );
+        }
+        let svg = std::fs::read_to_string(base.join(format!("contextuality-{stem}.svg"))).unwrap();
+        assert!(svg.contains("gpt2, STS sentences") && svg.contains("tiny-bert, WikiText-2"));
+    }
     let used: usize = ws["n"].parse().unwrap();
     assert!(used >= 3, "{ws:?}");
     let pairs = rows(&base.join("pairs.csv"));

@@ -156,6 +156,223 @@ fn cross_head_matrices(l: &LayerQkv, h: usize) -> (f64, f64) {
     )
 }
 
+/// A score of one table with its 95% interval over the benchmark's items (one checkpoint, so
+/// no seed term: the interval says how far another sample of items could move the score, not
+/// what another training run would give).
+#[derive(Debug, Serialize)]
+struct IntervalRow {
+    model: String,
+    representation: String,
+    layer: Option<usize>,
+    benchmark: String,
+    /// `spearman` or `3CosAdd`; `only-b` and `ignore-a` are Linzen's (2016) baselines on the
+    /// same questions; `minus_embedding` is the score minus the input embedding's on the items
+    /// both answer, `minus_only_b` 3CosAdd minus the only-b baseline.
+    metric: String,
+    estimate: f64,
+    lo: f64,
+    hi: f64,
+    items: usize,
+    /// The 95% band of Spearman's rho for these pairs under random pairing with the human
+    /// scores (empty for analogies, whose chance is in scores.csv).
+    chance_lo: Option<f64>,
+    chance_hi: Option<f64>,
+}
+
+/// Every table's score on every benchmark with an item interval (analogy questions resampled
+/// by the word pairs they are built from, as the study's are), its difference from the input
+/// embedding's, and for analogies Linzen's baselines and 3CosAdd's margin over only-b.
+fn item_intervals(
+    name: &str,
+    items: Vec<crate::output::ItemRow>,
+    benchmarks: &super::eval::Benchmarks,
+) -> Vec<IntervalRow> {
+    use super::evidence::{baseline_rep, Half, Rep, BASELINE_IGNORE_A, BASELINE_ONLY_B};
+    let mut reps: Vec<(String, Option<usize>)> = items
+        .iter()
+        .filter(|r| r.kind != BASELINE_ONLY_B && r.kind != BASELINE_IGNORE_A)
+        .map(|r| (r.representation.clone(), r.layer))
+        .collect();
+    reps.dedup();
+    let evidence = super::evidence::from_rows(items, benchmarks);
+    let embedding = Rep::new(name, "embedding", None);
+    let mut rows = Vec::new();
+    let mut push = |rep: &Rep,
+                    benchmark: &str,
+                    metric: &str,
+                    e: analysis::inference::Interval,
+                    n: usize,
+                    band: Option<analysis::inference::Interval>| {
+        rows.push(IntervalRow {
+            model: name.to_string(),
+            representation: rep.representation.clone(),
+            layer: rep.layer,
+            benchmark: benchmark.to_string(),
+            metric: metric.to_string(),
+            estimate: e.estimate,
+            lo: e.lo,
+            hi: e.hi,
+            items: n,
+            chance_lo: band.map(|b| b.lo),
+            chance_hi: band.map(|b| b.hi),
+        })
+    };
+    for (representation, layer) in &reps {
+        let rep = Rep::new(name, representation, *layer);
+        for set in &benchmarks.similarity {
+            let b = set.name.as_str();
+            if let Some(e) = evidence.score(&rep, b, Half::All) {
+                push(
+                    &rep,
+                    b,
+                    "spearman",
+                    e.interval,
+                    e.items,
+                    evidence.chance_band(&rep, b, Half::All),
+                );
+            }
+            if rep != embedding {
+                if let Some(d) = evidence.difference(&rep, &embedding, b, Half::All) {
+                    push(&rep, b, "minus_embedding", d.diff, d.a.items, None);
+                }
+            }
+        }
+        for set in &benchmarks.analogy {
+            let b = set.name.as_str();
+            if let Some(e) = evidence.score(&rep, b, Half::All) {
+                push(&rep, b, "3CosAdd", e.interval, e.items, None);
+            }
+            for kind in [BASELINE_ONLY_B, BASELINE_IGNORE_A] {
+                let base = Rep::new(name, &baseline_rep(representation, kind), *layer);
+                if let Some(e) = evidence.score(&base, b, Half::All) {
+                    push(&rep, b, kind, e.interval, e.items, None);
+                }
+            }
+            let only_b = Rep::new(name, &baseline_rep(representation, BASELINE_ONLY_B), *layer);
+            if let Some(d) = evidence.difference(&rep, &only_b, b, Half::All) {
+                push(&rep, b, "minus_only_b", d.diff, d.a.items, None);
+            }
+            if rep != embedding {
+                if let Some(d) = evidence.difference(&rep, &embedding, b, Half::All) {
+                    push(&rep, b, "minus_embedding", d.diff, d.a.items, None);
+                }
+            }
+        }
+    }
+    rows
+}
+
+/// Ethayarajh (2019)'s published per-layer statistics of BERT-base and GPT-2
+/// (`scripts/ethayarajh_reference.py`; origin and licence in data/README.md).
+const ETHAYARAJH: &str = "data/reference/ethayarajh2019-embedding-space-stats.csv";
+
+/// One published value: `model`'s `statistic` at `layer` (0 = input embeddings).
+#[derive(Debug, serde::Deserialize)]
+pub struct ReferenceRow {
+    pub model: String,
+    pub layer: usize,
+    pub statistic: String,
+    pub value: f64,
+}
+
+/// The reference rows of `path`; a row that does not parse, or a value that is not finite, is
+/// refused naming the file and the line.
+pub fn read_reference(path: &Path) -> anyhow::Result<Vec<ReferenceRow>> {
+    let mut r = csv::Reader::from_path(path)
+        .with_context(|| format!("{}: cannot read the reference rows", path.display()))?;
+    let mut rows = Vec::new();
+    for (i, row) in r.deserialize::<ReferenceRow>().enumerate() {
+        // Line 1 is the header.
+        let line = i + 2;
+        let row = row.map_err(|e| anyhow::anyhow!("{}: line {line}: {e}", path.display()))?;
+        if !row.value.is_finite() {
+            anyhow::bail!(
+                "{}: line {line}: the value of {} {} at layer {} is not finite",
+                path.display(),
+                row.model,
+                row.statistic,
+                row.layer
+            );
+        }
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        anyhow::bail!("{}: holds no reference row", path.display());
+    }
+    Ok(rows)
+}
+
+/// How many transformer layers the checkpoint has (its tables are layers 0..=this).
+fn layers_of(ckpt: &pretrained::Checkpoint) -> usize {
+    ckpt.model.qkv_weights().len()
+}
+
+/// `contextuality-<statistic>.{svg,png}`: the checkpoint's per-layer self-similarity,
+/// intra-sentence similarity and anisotropy (on the corpus's rows and, where measured, on
+/// sentences) beside Ethayarajh's BERT-base and GPT-2 on STS sentences, against relative depth
+/// (layer / number of layers), as models of different depths are compared.
+fn contextuality_figures(
+    out: &Path,
+    name: &str,
+    rows: &[TidyRow],
+    n_layers: usize,
+    reference: &[ReferenceRow],
+) -> anyhow::Result<()> {
+    let depth = |layer: usize, of: usize| layer as f64 / of.max(1) as f64;
+    for (ours, theirs, title) in [
+        ("self_similarity", "self_similarity", "Self-similarity"),
+        (
+            "intra_sentence",
+            "intra_sentence_similarity",
+            "Intra-sentence similarity",
+        ),
+        ("anisotropy", "anisotropy", "Anisotropy"),
+    ] {
+        let mut series = Vec::new();
+        for (benchmark, label) in [
+            ("contextuality-sentences", "WikiText-2 sentences"),
+            ("contextuality", "corpus windows"),
+        ] {
+            let points: Vec<(f64, f64, Option<(f64, f64)>)> = rows
+                .iter()
+                .filter(|r| r.benchmark == benchmark && r.metric == ours)
+                .filter_map(|r| r.layer.map(|l| (depth(l, n_layers), r.value, None)))
+                .collect();
+            if !points.is_empty() {
+                series.push(crate::plot::Series {
+                    name: format!("{name}, {label}"),
+                    points,
+                });
+            }
+        }
+        for model in ["bert-base-cased", "gpt2"] {
+            let of_model: Vec<&ReferenceRow> = reference
+                .iter()
+                .filter(|r| r.model == model && r.statistic == theirs)
+                .collect();
+            let deepest = of_model.iter().map(|r| r.layer).max().unwrap_or(0);
+            let points = of_model
+                .iter()
+                .map(|r| (depth(r.layer, deepest), r.value, None))
+                .collect::<Vec<_>>();
+            if !points.is_empty() {
+                series.push(crate::plot::Series {
+                    name: format!("{model}, STS sentences (Ethayarajh 2019)"),
+                    points,
+                });
+            }
+        }
+        crate::plot::lines(
+            &out.join(format!("contextuality-{}", ours.replace('_', "-"))),
+            &format!("{title} per layer: {name} beside published BERT-base and GPT-2"),
+            "relative depth (layer / layers; 0 = input embeddings)",
+            title,
+            &series,
+        )?;
+    }
+    Ok(())
+}
+
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let dir = args.model.as_deref().context(
         "--exp pretrained needs --model DIR: a checkpoint directory with config.json, model.safetensors and tokenizer.json",
@@ -197,7 +414,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     );
     let benchmarks = super::eval::benchmarks(&[])?;
     let template = TidyRow::template("pretrained", &name, "embedding");
-    let mut scores = super::eval::evaluate_table(&table, &benchmarks, &cfg.eval, &template);
+    let (mut scores, mut items) =
+        super::eval::evaluate_table_items(&table, &benchmarks, &cfg.eval, &template);
 
     // Every layer's vectors pooled over the corpus, as the study pools its models': the same
     // sample of up to N occurrences per word in the training split's rows, each occurrence the
@@ -239,12 +457,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             layer: Some(l),
             ..TidyRow::template("pretrained", &name, "aggregated")
         };
-        scores.extend(super::eval::evaluate_table(
-            t,
-            &benchmarks,
-            &cfg.eval,
-            &template,
-        ));
+        let (rows, outcomes) =
+            super::eval::evaluate_table_items(t, &benchmarks, &cfg.eval, &template);
+        scores.extend(rows);
+        items.extend(outcomes);
     }
 
     // Each word read alone, `[CLS] pieces [SEP]` (or the tokenizer's own frame), every layer.
@@ -269,12 +485,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             layer: Some(l),
             ..TidyRow::template("pretrained", &name, "decontextualized")
         };
-        scores.extend(super::eval::evaluate_table(
-            t,
-            &benchmarks,
-            &cfg.eval,
-            &template,
-        ));
+        let (rows, outcomes) =
+            super::eval::evaluate_table_items(t, &benchmarks, &cfg.eval, &template);
+        scores.extend(rows);
+        items.extend(outcomes);
     }
     println!(
         "decontextualized: {} words over {} layers in {:.1} s",
@@ -283,6 +497,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     );
     output::write_csv(&out.join("scores.csv"), &scores)?;
+    let started = std::time::Instant::now();
+    let intervals = item_intervals(&name, items, &benchmarks);
+    output::write_csv(&out.join("intervals.csv"), &intervals)?;
+    println!(
+        "intervals over items: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 
     // Contextuality (Ethayarajh 2019) as the study measures its models: the same training rows
     // and tracked words, and the same sentences where the config names them.
@@ -327,6 +548,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ));
     }
     output::write_csv(&out.join("contextuality.csv"), &context_rows)?;
+    let reference = read_reference(&paths::resolve(Path::new(ETHAYARAJH)))?;
+    contextuality_figures(&out, &name, &context_rows, layers_of(&ckpt), &reference)?;
     println!("contextuality: {:.1} s", started.elapsed().as_secs_f64());
 
     // Heads: the trained matrices, the initialisation reference, the cross-head null.
@@ -550,4 +773,44 @@ pub fn serve(args: &Args) -> anyhow::Result<()> {
         out.flush()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_committed_reference_rows_read_and_a_bad_row_is_named_by_file_and_line() {
+        let rows = read_reference(&paths::resolve(Path::new(ETHAYARAJH))).unwrap();
+        // Two models x 13 layers x 3 statistics; BERT-base's layer-12 anisotropy as published.
+        assert_eq!(rows.len(), 78);
+        let at = |m: &str, s: &str, l: usize| {
+            rows.iter()
+                .find(|r| r.model == m && r.statistic == s && r.layer == l)
+                .unwrap()
+                .value
+        };
+        assert_eq!(at("bert-base-cased", "anisotropy", 12), 0.477);
+        assert_eq!(at("gpt2", "intra_sentence_similarity", 12), 0.99);
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("ref.csv");
+        let header = "model,layer,statistic,value\n";
+        for (body, says) in [
+            ("gpt2,0,anisotropy,0.1\ngpt2,one,anisotropy,0.2\n", "line 3"),
+            (
+                "gpt2,0,anisotropy,NaN\n",
+                "line 2: the value of gpt2 anisotropy at layer 0 is not finite",
+            ),
+            ("", "holds no reference row"),
+        ] {
+            std::fs::write(&bad, format!("{header}{body}")).unwrap();
+            let e = format!("{:#}", read_reference(&bad).unwrap_err());
+            assert!(e.contains("ref.csv") && e.contains(says), "{e}");
+        }
+        let e = format!(
+            "{:#}",
+            read_reference(&dir.path().join("none.csv")).unwrap_err()
+        );
+        assert!(e.contains("none.csv: cannot read"), "{e}");
+    }
 }
