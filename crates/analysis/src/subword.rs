@@ -120,7 +120,8 @@ pub fn aggregated(
 /// A pretrained checkpoint read at the word positions of rows of the study's whole-word ids
 /// (the [`Layered`] of a subword model). Each row is read as the checkpoint reads text: its
 /// words as pieces, each after a space (as in [`piece_mean_table`]), framed by the tokenizer's
-/// start and end pieces where it has them, cut at `max_positions` with the end piece kept;
+/// start and end pieces where it has them (GPT-2, which has none, after its `<|endoftext|>`:
+/// `Specials::bos`), cut at `max_positions` with the end piece kept;
 /// rows are padded to the longest in their batch and the padding masked. Ids below
 /// `vocab.len()` are words (`vocab[id]`); `corpus_unk`, the whole-word corpus's unknown word,
 /// becomes the tokenizer's unknown piece (left out where it has none, as byte-level BPE); any
@@ -187,7 +188,10 @@ impl<'a> SubwordReader<'a> {
         let mut seqs: Vec<Vec<u32>> = Vec::new();
         let mut spans: Vec<Vec<Option<std::ops::Range<usize>>>> = Vec::new();
         for row in rows {
-            let mut ids: Vec<u32> = specials.start.into_iter().collect();
+            // A model with no start piece (GPT-2) reads its text after `bos`: otherwise every
+            // row's first word would sit on the position a causal model makes its attention
+            // sink, whose states are outliers in norm, and would see no context at all.
+            let mut ids: Vec<u32> = specials.start.or(specials.bos).into_iter().collect();
             let mut row_spans = vec![None; row.len()];
             for (p, &id) in row.iter().enumerate() {
                 if (id as usize) < self.vocab.len() {
@@ -577,5 +581,29 @@ mod tests {
                 assert!((t.row(2)[c] as f64 - want).abs() < 1e-5, "layer {l}");
             }
         }
+    }
+
+    #[test]
+    fn a_byte_level_row_is_read_after_its_bos_piece() {
+        // The tiny BPE's `<|endoftext|>` is piece 0. Only the pieces are read here, so the
+        // tiny GPT-2 (whose 60 pieces are not this tokenizer's) is never run.
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../pretrained/tests/fixtures");
+        let tok = Tokenizer::from_file(&root.join("tiny-bpe/tokenizer.json")).unwrap();
+        assert_eq!(tok.specials().bos, Some(0));
+        let device = burn::tensor::Device::flex();
+        let ckpt = pretrained::load(&root.join("tiny-gpt2"), &device).unwrap();
+        let vocab: Vec<String> = ["the", "of"].iter().map(|w| w.to_string()).collect();
+        let reader = SubwordReader::new(&ckpt.model, &tok, &vocab, None, 16, &device);
+        let batch = reader.piece_batch([&[0u32, 1][..]].into_iter());
+        let the = tok.encode(" the");
+        let of = tok.encode(" of");
+        let mut want = vec![0i64];
+        want.extend(the.iter().chain(&of).map(|&p| p as i64));
+        assert_eq!(batch.ids, want);
+        assert_eq!(batch.spans[0][0], Some(1..1 + the.len()));
+        // The WordPiece tokenizer starts with [CLS] and has no bos.
+        let wp = Tokenizer::from_file(&root.join("tiny-bert/tokenizer.json")).unwrap();
+        assert_eq!(wp.specials().bos, None);
     }
 }

@@ -46,6 +46,11 @@ pub struct Specials {
     pub pad: u32,
     /// What a word with no split into known pieces becomes (`[UNK]`); byte-level BPE has none.
     pub unk: Option<u32>,
+    /// What a text begins with where there is no start piece: GPT-2's `<|endoftext|>` (its
+    /// `bos_token`, the piece it saw between documents in training). `transformers` does not
+    /// add it; a reader that wants no word at a causal model's first position (which the model
+    /// uses as an attention sink) puts it first. `None` where `start` is given.
+    pub bos: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -223,6 +228,7 @@ impl WordPiece {
                 end: Some(id("[SEP]")?),
                 pad: id("[PAD]")?,
                 unk: Some(unk),
+                bos: None,
             },
             vocab,
             punctuation: Regex::new(r"^\p{P}$").expect("a valid pattern"),
@@ -456,6 +462,7 @@ impl ByteLevelBpe {
                 end: None,
                 pad: eot,
                 unk: None,
+                bos: Some(eot),
             },
             pattern: Regex::new(
                 r"^(?:'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+)",
