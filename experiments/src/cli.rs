@@ -66,9 +66,11 @@ pub enum Experiment {
     /// runs go side by side); writes <out>/sweep/.
     Sweep,
     /// A Hugging Face checkpoint directory (`--model DIR`: config.json, model.safetensors,
-    /// tokenizer.json; BERT-family or GPT-2) through the measures that need no corpus pass:
-    /// its embedding as a word table, its heads' W_Q/W_K/W_V and bilinear forms against
-    /// their initialisation; writes <out>/pretrained/<name>/.
+    /// tokenizer.json; BERT-family or GPT-2) through the study's measures on the study's
+    /// word list and corpus: its embedding, every layer decontextualized and pooled over the
+    /// corpus (item intervals), contextuality per layer beside published BERT-base and GPT-2,
+    /// its heads' W_Q/W_K/W_V and bilinear forms against their initialisation; writes
+    /// <out>/pretrained/<name>/.
     Pretrained,
     /// One forward pass of a checkpoint (`--model DIR`) per `forward` line on stdin, timed:
     /// what scripts/bench_pretrained.py interleaves with PyTorch.

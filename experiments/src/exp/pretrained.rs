@@ -159,24 +159,24 @@ fn cross_head_matrices(l: &LayerQkv, h: usize) -> (f64, f64) {
 /// A score of one table with its 95% interval over the benchmark's items (one checkpoint, so
 /// no seed term: the interval says how far another sample of items could move the score, not
 /// what another training run would give).
-#[derive(Debug, Serialize)]
-struct IntervalRow {
-    model: String,
-    representation: String,
-    layer: Option<usize>,
-    benchmark: String,
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct IntervalRow {
+    pub model: String,
+    pub representation: String,
+    pub layer: Option<usize>,
+    pub benchmark: String,
     /// `spearman` or `3CosAdd`; `only-b` and `ignore-a` are Linzen's (2016) baselines on the
     /// same questions; `minus_embedding` is the score minus the input embedding's on the items
     /// both answer, `minus_only_b` 3CosAdd minus the only-b baseline.
-    metric: String,
-    estimate: f64,
-    lo: f64,
-    hi: f64,
-    items: usize,
+    pub metric: String,
+    pub estimate: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub items: usize,
     /// The 95% band of Spearman's rho for these pairs under random pairing with the human
     /// scores (empty for analogies, whose chance is in scores.csv).
-    chance_lo: Option<f64>,
-    chance_hi: Option<f64>,
+    pub chance_lo: Option<f64>,
+    pub chance_hi: Option<f64>,
 }
 
 /// Every table's score on every benchmark with an item interval (analogy questions resampled

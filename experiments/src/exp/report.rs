@@ -1141,6 +1141,115 @@ fn findings(src: &Sources) -> String {
     md
 }
 
+/// Similarity sets and the analogy set of the pretrained tables, as columns.
+const PRETRAINED_COLUMNS: [(&str, &str, &str); 4] = [
+    ("WS-353-ALL", "spearman", "WS-353"),
+    ("SIMLEX-999", "spearman", "SimLex-999"),
+    ("MEN-TR-3k", "spearman", "MEN"),
+    ("questions-words", "3CosAdd", "Google analogies (3CosAdd)"),
+];
+
+/// One section per checkpoint measured by `--exp pretrained` (`out/pretrained/<name>/`, with
+/// `intervals.csv` and `contextuality.csv`): its tables' scores with item intervals, and its
+/// contextuality per layer with the figures beside Ethayarajh's BERT-base and GPT-2.
+fn pretrained_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
+    let root = out.join("pretrained");
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        return Ok(());
+    };
+    let mut dirs: Vec<std::path::PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|d| d.join("intervals.csv").is_file() && d.join("contextuality.csv").is_file())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let name = dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let intervals: Vec<super::pretrained::IntervalRow> =
+            output::read_csv(&dir.join("intervals.csv"))?;
+        let ctx: Vec<TidyRow> = output::read_csv(&dir.join("contextuality.csv"))?;
+        let _ = writeln!(w, "## A pretrained checkpoint: {name}\n");
+        let _ = writeln!(w, "Read by `--exp pretrained --model DIR` on the study's word list and corpus (each word the mean of its pieces; `pretrained/{name}/`). One checkpoint, so every interval is over the benchmark's items only (2,000 resamples; analogy questions through their word pairs): it says how far other items could move a score, not what another training run would give. Layer 0 is the embedding output (token and position embeddings as the model combines them); `embedding` is the token embedding matrix alone.\n");
+        let cell = |rep: &str, layer: Option<usize>, bench: &str, metric: &str| {
+            intervals
+                .iter()
+                .find(|r| {
+                    r.representation == rep
+                        && r.layer == layer
+                        && r.benchmark == bench
+                        && r.metric == metric
+                })
+                .map(|r| format!("{:.3} [{:.3}, {:.3}]", r.estimate, r.lo, r.hi))
+                .unwrap_or_else(|| "-".into())
+        };
+        let _ = write!(w, "| table | layer |");
+        for (_, _, label) in PRETRAINED_COLUMNS {
+            let _ = write!(w, " {label} |");
+        }
+        let _ = writeln!(w, "\n|---|---|{}", "---|".repeat(PRETRAINED_COLUMNS.len()));
+        let mut reps: Vec<(String, Option<usize>)> = intervals
+            .iter()
+            .map(|r| (r.representation.clone(), r.layer))
+            .collect();
+        reps.dedup();
+        for (rep, layer) in &reps {
+            let _ = write!(
+                w,
+                "| {rep} | {} |",
+                layer.map_or("-".to_string(), |l| l.to_string())
+            );
+            for (bench, metric, _) in PRETRAINED_COLUMNS {
+                let _ = write!(w, " {} |", cell(rep, *layer, bench, metric));
+            }
+            let _ = writeln!(w);
+        }
+        let base = |kind: &str| cell("embedding", None, "questions-words", kind);
+        let _ = writeln!(w, "\nThe embedding's analogy score beside Linzen's (2016) baselines on the same questions: only-b {}, ignore-a {}; 3CosAdd minus only-b {}. Each layer's difference from the embedding, with its interval, is in `intervals.csv` (`minus_embedding`).\n", base("only-b"), base("ignore-a"), base("minus_only_b"));
+        for (benchmark, what) in [
+            ("contextuality-sentences", "on WikiText-2's validation sentences (lower-cased, punctuation dropped, words outside the study's vocabulary read as `[UNK]`)"),
+            ("contextuality", "on the corpus's training rows"),
+        ] {
+            let at = |layer: usize, metric: &str| {
+                ctx.iter()
+                    .find(|r| r.benchmark == benchmark && r.layer == Some(layer) && r.metric == metric)
+                    .map(|r| format!("{:.3}", r.value))
+                    .unwrap_or_else(|| "-".into())
+            };
+            let mut layers: Vec<usize> = ctx
+                .iter()
+                .filter(|r| r.benchmark == benchmark)
+                .filter_map(|r| r.layer)
+                .collect();
+            layers.dedup();
+            if layers.is_empty() {
+                continue;
+            }
+            let _ = writeln!(w, "Contextuality {what}:\n\n| layer | self-similarity | intra-sentence | its null | anisotropy | self-sim. - anisotropy |\n|---|---|---|---|---|---|");
+            for l in layers {
+                let _ = writeln!(
+                    w,
+                    "| {l} | {} | {} | {} | {} | {} |",
+                    at(l, "self_similarity"),
+                    at(l, "intra_sentence"),
+                    at(l, "intra_sentence_null"),
+                    at(l, "anisotropy"),
+                    at(l, "self_similarity_adjusted")
+                );
+            }
+            let _ = writeln!(w);
+        }
+        let _ = writeln!(w, "Ethayarajh (2019) measured BERT-base (cased) and GPT-2 on STS sentences, each WordPiece piece (BERT) or word (GPT-2) a token, with no start piece before GPT-2's text; the figures draw his published values (`data/reference/`) beside these against relative depth. Point values, one checkpoint each.\n");
+        for stem in ["self-similarity", "intra-sentence", "anisotropy"] {
+            let _ = writeln!(w, "![{stem}](pretrained/{name}/contextuality-{stem}.png)");
+        }
+        let _ = writeln!(w);
+    }
+    Ok(())
+}
+
 /// `--exp report`. The config names the roles (paper.toml's by default); nothing else of it is
 /// read.
 pub fn run(args: &Args) -> anyhow::Result<()> {
@@ -1151,7 +1260,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 /// `out/REPORT.md` from the comparisons under `out`.
 pub fn write(out: &Path, cast: Cast) -> anyhow::Result<()> {
     let src = Sources::load(out, cast)?;
-    let body = findings(&src);
+    let mut body = findings(&src);
+    pretrained_section(&mut body, out)?;
     let mut report = String::from("# embedlab report\n\nGenerated by `cargo run -p experiments -- --exp report` from the CSVs under this directory and the per-item outcomes under `measurements/`. Do not edit by hand.\n\n");
     report.push_str(&body);
     let path = out.join("REPORT.md");
@@ -1164,6 +1274,74 @@ pub fn write(out: &Path, cast: Cast) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pretrained_checkpoint_gets_its_scores_and_contextuality_and_a_bad_file_is_named() {
+        use super::super::pretrained::IntervalRow;
+        let dir = tempfile::tempdir().unwrap();
+        let m = dir.path().join("pretrained/tiny");
+        std::fs::create_dir_all(&m).unwrap();
+        let iv = |rep: &str, layer: Option<usize>, bench: &str, metric: &str, e: f64| IntervalRow {
+            model: "tiny".into(),
+            representation: rep.into(),
+            layer,
+            benchmark: bench.into(),
+            metric: metric.into(),
+            estimate: e,
+            lo: e - 0.1,
+            hi: e + 0.1,
+            items: 300,
+            chance_lo: None,
+            chance_hi: None,
+        };
+        output::write_csv(
+            &m.join("intervals.csv"),
+            &[
+                iv("embedding", None, "WS-353-ALL", "spearman", 0.7),
+                iv("embedding", None, "questions-words", "3CosAdd", 0.5),
+                iv("embedding", None, "questions-words", "only-b", 0.25),
+                iv("aggregated", Some(2), "SIMLEX-999", "spearman", 0.45),
+            ],
+        )
+        .unwrap();
+        let ctx = |metric: &str, v: f64| TidyRow {
+            layer: Some(1),
+            benchmark: "contextuality-sentences".into(),
+            metric: metric.into(),
+            value: v,
+            ..TidyRow::template("pretrained", "tiny", "contextual")
+        };
+        output::write_csv(
+            &m.join("contextuality.csv"),
+            &[ctx("self_similarity", 0.81), ctx("anisotropy", 0.3)],
+        )
+        .unwrap();
+        let mut md = String::new();
+        pretrained_section(&mut md, dir.path()).unwrap();
+        assert!(md.contains("## A pretrained checkpoint: tiny"), "{md}");
+        assert!(
+            md.contains("| embedding | - | 0.700 [0.600, 0.800] | - | - | 0.500 [0.400, 0.600] |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| aggregated | 2 | - | 0.450 [0.350, 0.550] | - | - |"),
+            "{md}"
+        );
+        assert!(md.contains("only-b 0.250 [0.150, 0.350]"), "{md}");
+        assert!(md.contains("| 1 | 0.810 | - | - | 0.300 | - |"), "{md}");
+        assert!(
+            md.contains("pretrained/tiny/contextuality-anisotropy.png"),
+            "{md}"
+        );
+        // No pretrained directory: nothing, and no error.
+        let empty = tempfile::tempdir().unwrap();
+        let mut none = String::new();
+        pretrained_section(&mut none, empty.path()).unwrap();
+        assert!(none.is_empty());
+        std::fs::write(m.join("intervals.csv"), "model,representation\ntiny\n").unwrap();
+        let e = format!("{:#}", pretrained_section(&mut md, dir.path()).unwrap_err());
+        assert!(e.contains("intervals.csv"), "{e}");
+    }
     use crate::exp::eval::Benchmarks;
 
     fn s(mean: f64, min: f64, max: f64) -> Summary {
