@@ -151,6 +151,20 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
             assert!((of("self_similarity_adjusted") - (s - a)).abs() < 1e-12);
         }
     }
+    // Collocation rows for every table, as the study's.
+    for (rep, layer) in [
+        ("embedding", ""),
+        ("aggregated", "2"),
+        ("decontextualized", "2"),
+    ] {
+        assert!(
+            scores.iter().any(|r| r["benchmark"] == "collocation"
+                && r["metric"] == "collocated_cosine"
+                && r["representation"] == rep
+                && r["layer"] == layer),
+            "{rep} {layer}"
+        );
+    }
     // Item intervals: the embedding's WS-353 score as in scores.csv, inside its interval, on
     // the same pairs; every layer's difference from the embedding.
     let intervals = rows(&base.join("intervals.csv"));

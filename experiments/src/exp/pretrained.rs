@@ -7,7 +7,8 @@
 //!   occurrences in the corpus's training rows (`aggregated`, [`analysis::subword::aggregated`]),
 //!   and every layer's vectors of each word read alone (`decontextualized`,
 //!   [`analysis::layered::decontextualized`]), scored on every analogy and similarity set
-//!   exactly as the study's tables are (`scores.csv`);
+//!   exactly as the study's tables are, with the study's collocation measures (`scores.csv`),
+//!   and each score's interval over the benchmark's items (`intervals.csv`);
 //! * every layer's contextuality (Ethayarajh 2019: self-similarity, intra-sentence similarity,
 //!   anisotropy, explained variance, each beside its chance level) on the study's training
 //!   rows and, where the config names them, on real sentences, measured as the study measures
@@ -413,9 +414,26 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         pieces.iter().filter(|&&p| p == 1).count()
     );
     let benchmarks = super::eval::benchmarks(&[])?;
+    // Collocated word pairs of the corpus and their controls, as the study draws them.
+    let c = &cfg.collocation;
+    let collocations = analysis::collocation::collocation_pairs(
+        &corpus.encoded.ids,
+        corpus.vocab.words(),
+        c.top,
+        c.window,
+        c.min_count,
+        c.pairs,
+        17,
+    );
+    // Every table: analogy and similarity rows with each item's outcome, and collocation rows.
+    let score = |t: &word2vec::WordVectors, template: &TidyRow| {
+        let (mut rows, items) =
+            super::eval::evaluate_table_items(t, &benchmarks, &cfg.eval, template);
+        rows.extend(super::study::collocation_rows(t, &collocations, template));
+        (rows, items)
+    };
     let template = TidyRow::template("pretrained", &name, "embedding");
-    let (mut scores, mut items) =
-        super::eval::evaluate_table_items(&table, &benchmarks, &cfg.eval, &template);
+    let (mut scores, mut items) = score(&table, &template);
 
     // Every layer's vectors pooled over the corpus, as the study pools its models': the same
     // sample of up to N occurrences per word in the training split's rows, each occurrence the
@@ -457,8 +475,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             layer: Some(l),
             ..TidyRow::template("pretrained", &name, "aggregated")
         };
-        let (rows, outcomes) =
-            super::eval::evaluate_table_items(t, &benchmarks, &cfg.eval, &template);
+        let (rows, outcomes) = score(t, &template);
         scores.extend(rows);
         items.extend(outcomes);
     }
@@ -485,8 +502,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             layer: Some(l),
             ..TidyRow::template("pretrained", &name, "decontextualized")
         };
-        let (rows, outcomes) =
-            super::eval::evaluate_table_items(t, &benchmarks, &cfg.eval, &template);
+        let (rows, outcomes) = score(t, &template);
         scores.extend(rows);
         items.extend(outcomes);
     }

@@ -841,28 +841,7 @@ impl Study {
     ) -> (Vec<TidyRow>, Vec<ItemRow>) {
         let (mut rows, items) =
             evaluate_table_items(table, &self.benchmarks, &self.cfg.eval, template);
-        let c = collocation_score(table, &self.pairs);
-        let collocation = TidyRow {
-            oov: self.pairs.pairs.len() - c.pairs,
-            ..template.clone()
-        };
-        rows.extend(collocation.measures(
-            "collocation",
-            c.pairs,
-            &[
-                ("collocated_cosine", c.collocated),
-                ("shuffled_cosine", c.shuffled),
-                ("gap", c.gap),
-                ("matched_cosine", c.matched),
-                ("shared_context_cosine", c.shared_context),
-                ("shared_matched_cosine", c.shared_matched),
-                // Collocated and shared-context pairs against their own matched controls, as
-                // z-scores against permutation nulls.
-                ("z_collocated", c.z_collocated),
-                ("z_shared_context", c.z_shared_context),
-                ("excluded_pairs", self.pairs.excluded as f64),
-            ],
-        ));
+        rows.extend(collocation_rows(table, &self.pairs, template));
         (rows, items)
     }
 
@@ -1234,6 +1213,38 @@ fn objective_index(objective: Objective) -> usize {
         Objective::Mlm => 0,
         Objective::Clm => 1,
     }
+}
+
+/// A table's collocation measures ([`collocation_score`]) as tidy rows of `template`.
+pub(crate) fn collocation_rows(
+    table: &WordVectors,
+    pairs: &CollocationPairs,
+    template: &TidyRow,
+) -> Vec<TidyRow> {
+    let c = collocation_score(table, pairs);
+    let collocation = TidyRow {
+        oov: pairs.pairs.len() - c.pairs,
+        ..template.clone()
+    };
+    collocation
+        .measures(
+            "collocation",
+            c.pairs,
+            &[
+                ("collocated_cosine", c.collocated),
+                ("shuffled_cosine", c.shuffled),
+                ("gap", c.gap),
+                ("matched_cosine", c.matched),
+                ("shared_context_cosine", c.shared_context),
+                ("shared_matched_cosine", c.shared_matched),
+                // Collocated and shared-context pairs against their own matched controls, as
+                // z-scores against permutation nulls.
+                ("z_collocated", c.z_collocated),
+                ("z_shared_context", c.z_shared_context),
+                ("excluded_pairs", pairs.excluded as f64),
+            ],
+        )
+        .collect()
 }
 
 /// `[contextuality] sentences` as sequences the models read: the first `max` sentences of at
