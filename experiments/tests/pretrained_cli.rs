@@ -55,6 +55,13 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The pooling's cost is said before it starts.
+    let said = String::from_utf8_lossy(&o.stdout);
+    let (estimate, pooled) = (
+        said.find("pooling reads").unwrap(),
+        said.find("pooled ").unwrap(),
+    );
+    assert!(estimate < pooled, "{said}");
     let base = out.join("pretrained/tiny-bert");
     let heads = rows(&base.join("heads.csv"));
     // 2 layers x (2 heads x 7 measures + 3 measures of the whole layer's form).

@@ -74,8 +74,7 @@ pub fn aggregated(
 ) -> crate::representations::Aggregated {
     let chosen =
         crate::representations::sample_occurrences(sequences, n, max_occurrences as usize, seed);
-    let mut rows: Vec<usize> = chosen.iter().map(|&p| p / seq_len).collect();
-    rows.dedup();
+    let rows = rows_of(&chosen, seq_len);
     let reader = SubwordReader::new(model, tokenizer, vocab, corpus_unk, max_positions, device);
     let d = reader.width();
     let mut sums: Vec<Vec<f64>> = Vec::new();
@@ -115,6 +114,27 @@ pub fn aggregated(
         }
     }
     crate::representations::Aggregated::from_sums(vocab, d, sums, count, max_occurrences)
+}
+
+/// The rows (in order, each once) that hold the sampled positions `chosen` (sorted).
+fn rows_of(chosen: &[usize], seq_len: usize) -> Vec<usize> {
+    let mut rows: Vec<usize> = chosen.iter().map(|&p| p / seq_len).collect();
+    rows.dedup();
+    rows
+}
+
+/// How many rows [`aggregated`] reads for these arguments: what its cost is proportional to,
+/// known before it starts.
+pub fn aggregated_rows(
+    sequences: &[u32],
+    seq_len: usize,
+    n: usize,
+    max_occurrences: u32,
+    seed: u64,
+) -> usize {
+    let chosen =
+        crate::representations::sample_occurrences(sequences, n, max_occurrences as usize, seed);
+    rows_of(&chosen, seq_len).len()
 }
 
 /// A pretrained checkpoint read at the word positions of rows of the study's whole-word ids
@@ -605,5 +625,16 @@ mod tests {
         // The WordPiece tokenizer starts with [CLS] and has no bos.
         let wp = Tokenizer::from_file(&root.join("tiny-bert/tokenizer.json")).unwrap();
         assert_eq!(wp.specials().bos, None);
+    }
+
+    #[test]
+    fn pooling_reads_the_rows_that_hold_a_sampled_occurrence() {
+        // Rows 0 and 2 hold words below n = 3; row 1 only specials (9) and word 3.
+        let sequences = [9, 0, 2, 1, 9, 3, 9, 9, 2, 2, 9, 9];
+        assert_eq!(aggregated_rows(&sequences, 4, 3, 5, 1), 2);
+        // One occurrence per word: word 2's first sampled occurrence may sit in row 0 or 2,
+        // but rows 0 (words 0 and 1) is always read.
+        let one = aggregated_rows(&sequences, 4, 3, 1, 1);
+        assert!((1..=2).contains(&one), "{one}");
     }
 }

@@ -447,6 +447,34 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let vocab_words: Vec<String> = (0..corpus.vocab.len())
         .map(|i| corpus.vocab.word(i as u32).to_string())
         .collect();
+    // What pooling will cost, said before it starts: one batch of rows timed, times the
+    // batches the sample needs.
+    let seed = cfg.seeds.first().copied().unwrap_or(1);
+    let reader = SubwordReader::new(
+        &ckpt.model,
+        &tokenizer,
+        &vocab_words,
+        Some(seqs.specials.unk),
+        ckpt.architecture.max_positions(),
+        &device,
+    );
+    let rows = analysis::subword::aggregated_rows(
+        &seqs.train,
+        seqs.seq_len,
+        words.len(),
+        cfg.pooling.max_occurrences,
+        seed,
+    );
+    let batch = cfg.pooling.batch.max(1).min(seqs.n_train().max(1));
+    let started = std::time::Instant::now();
+    let _ =
+        layered::Layered::word_states(&reader, &seqs.train[..batch * seqs.seq_len], seqs.seq_len);
+    let per_batch = started.elapsed().as_secs_f64();
+    println!(
+        "pooling reads {rows} rows of {} words in batches of {batch}: about {:.1} min at {per_batch:.2} s per batch (one timed now)",
+        seqs.seq_len,
+        per_batch * rows.div_ceil(batch) as f64 / 60.0
+    );
     let started = std::time::Instant::now();
     let pooled = analysis::subword::aggregated(
         &ckpt.model,
@@ -458,7 +486,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         seqs.seq_len,
         cfg.pooling.max_occurrences,
         cfg.pooling.batch,
-        cfg.seeds.first().copied().unwrap_or(1),
+        seed,
         ckpt.architecture.max_positions(),
         &device,
     );
@@ -481,14 +509,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
 
     // Each word read alone, `[CLS] pieces [SEP]` (or the tokenizer's own frame), every layer.
-    let reader = SubwordReader::new(
-        &ckpt.model,
-        &tokenizer,
-        &vocab_words,
-        Some(seqs.specials.unk),
-        ckpt.architecture.max_positions(),
-        &device,
-    );
     let started = std::time::Instant::now();
     let alone = layered::decontextualized(
         &reader,
@@ -525,7 +545,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     // and tracked words, and the same sentences where the config names them.
     let started = std::time::Instant::now();
     let c = &cfg.contextuality;
-    let seed = cfg.seeds.first().copied().unwrap_or(1);
     let top = words.len().min(c.top) as u32;
     let track: Vec<u32> = (0..top)
         .step_by((top as usize / c.words.max(1)).max(1))
