@@ -354,6 +354,23 @@ pub struct LayerQkv {
     pub d_k: usize,
 }
 
+impl LayerQkv {
+    /// A layer's `[d_in, d_out]` W_Q, W_K, W_V tensors, heads of `d_k` side by side.
+    fn of([q, k, v]: [burn::tensor::Tensor<2>; 3], n_heads: usize, d_k: usize) -> LayerQkv {
+        let [d_in, d_out] = q.dims();
+        let get = |t: burn::tensor::Tensor<2>| t.into_data().try_into_vec::<f32>().expect("f32");
+        LayerQkv {
+            q: get(q),
+            k: get(k),
+            v: get(v),
+            d_in,
+            d_out,
+            n_heads,
+            d_k,
+        }
+    }
+}
+
 /// Every layer's W_Q, W_K, W_V (the matrices used; tied ones are equal).
 pub fn qkv_per_layer(model: &Transformer) -> Vec<LayerQkv> {
     model
@@ -361,19 +378,7 @@ pub fn qkv_per_layer(model: &Transformer) -> Vec<LayerQkv> {
         .iter()
         .map(|block| {
             let att = &block.attention;
-            let [q, k, v] = att.qkv_weights();
-            let [d_in, d_out] = q.dims();
-            let get =
-                |t: burn::tensor::Tensor<2>| t.into_data().try_into_vec::<f32>().expect("f32");
-            LayerQkv {
-                q: get(q),
-                k: get(k),
-                v: get(v),
-                d_in,
-                d_out,
-                n_heads: att.n_heads,
-                d_k: att.d_k,
-            }
+            LayerQkv::of(att.qkv_weights(), att.n_heads, att.d_k)
         })
         .collect()
 }
@@ -383,19 +388,9 @@ pub fn qkv_per_layer_pretrained(model: &pretrained::Pretrained) -> Vec<LayerQkv>
     model
         .qkv_weights()
         .into_iter()
-        .map(|([q, k, v], n_heads)| {
-            let [d_in, d_out] = q.dims();
-            let get =
-                |t: burn::tensor::Tensor<2>| t.into_data().try_into_vec::<f32>().expect("f32");
-            LayerQkv {
-                q: get(q),
-                k: get(k),
-                v: get(v),
-                d_in,
-                d_out,
-                n_heads,
-                d_k: d_out / n_heads,
-            }
+        .map(|(w, n_heads)| {
+            let d_out = w[0].dims()[1];
+            LayerQkv::of(w, n_heads, d_out / n_heads)
         })
         .collect()
 }
