@@ -4,19 +4,14 @@
 //! The measures walk rows of the study's whole-word ids. A [`Layered`] model turns a batch of
 //! such rows into every layer's vector at every word position:
 //!
-//! * [`WholeWord`]: one of our transformers, whose tokens are the study's words; a position's
-//!   vector is that token's hidden state.
+//! * [`crate::representations::WholeWord`]: one of our transformers, whose tokens are the
+//!   study's words; a position's vector is that token's hidden state.
 //! * [`crate::subword::SubwordReader`]: a pretrained checkpoint with a WordPiece or BPE
 //!   vocabulary; each row is read as the checkpoint reads text and a word's vector is the mean
 //!   of its pieces' hidden states (Bommasani et al. 2020).
 //!
 //! Positions that are not words (special tokens, padding, a word the model cannot read) have
 //! no vector and are marked absent, so every measure skips them alike.
-
-use burn::tensor::Device;
-use transformer::Transformer;
-
-use crate::representations::{hidden_states_padded, Readout};
 
 /// Every layer's vectors at the word positions of a batch of rows.
 pub struct WordStates {
@@ -35,41 +30,6 @@ pub trait Layered {
     fn width(&self) -> usize;
     /// `rows` holds whole rows of `seq_len` ids of the study's vocabulary.
     fn word_states(&self, rows: &[u32], seq_len: usize) -> WordStates;
-}
-
-/// One of our transformers, read under `readout`: ids below `n_words` are words, the rest
-/// (`[CLS]`, `[SEP]`, `[MASK]`, `[PAD]`) are read but have no vector. `pad`, when given, pads
-/// shorter rows (sentences): no position attends to it.
-pub struct WholeWord<'a> {
-    pub model: &'a Transformer,
-    pub n_words: u32,
-    pub readout: Readout,
-    pub pad: Option<u32>,
-    pub device: &'a Device,
-}
-
-impl Layered for WholeWord<'_> {
-    fn n_layers(&self) -> usize {
-        self.model.blocks.len() + 1
-    }
-
-    fn width(&self) -> usize {
-        self.model.token_embedding_matrix().dims()[1]
-    }
-
-    fn word_states(&self, rows: &[u32], seq_len: usize) -> WordStates {
-        WordStates {
-            layers: hidden_states_padded(
-                self.model,
-                rows,
-                seq_len,
-                self.readout,
-                self.pad,
-                self.device,
-            ),
-            present: rows.iter().map(|&id| id < self.n_words).collect(),
-        }
-    }
 }
 
 /// One table per layer (0 = the embedding output): each of `words` (ids `0..words.len()`) read

@@ -118,6 +118,41 @@ fn layers(
     }
 }
 
+/// One of our transformers, read under `readout`: ids below `n_words` are words, the rest
+/// (`[CLS]`, `[SEP]`, `[MASK]`, `[PAD]`) are read but have no vector. `pad`, when given, pads
+/// shorter rows (sentences): no position attends to it.
+pub struct WholeWord<'a> {
+    pub model: &'a Transformer,
+    pub n_words: u32,
+    pub readout: Readout,
+    pub pad: Option<u32>,
+    pub device: &'a Device,
+}
+
+impl crate::layered::Layered for WholeWord<'_> {
+    fn n_layers(&self) -> usize {
+        self.model.blocks.len() + 1
+    }
+
+    fn width(&self) -> usize {
+        self.model.token_embedding_matrix().dims()[1]
+    }
+
+    fn word_states(&self, rows: &[u32], seq_len: usize) -> crate::layered::WordStates {
+        crate::layered::WordStates {
+            layers: hidden_states_padded(
+                self.model,
+                rows,
+                seq_len,
+                self.readout,
+                self.pad,
+                self.device,
+            ),
+            present: rows.iter().map(|&id| id < self.n_words).collect(),
+        }
+    }
+}
+
 /// The input embedding rows of `words` (ids `0..words.len()`).
 pub fn embedding_table(model: &Transformer, words: &[String]) -> WordVectors {
     let e = model.token_embedding_matrix();
@@ -143,7 +178,7 @@ pub fn decontextualized(
     device: &Device,
     batch: usize,
 ) -> Vec<WordVectors> {
-    let reader = crate::layered::WholeWord {
+    let reader = WholeWord {
         model,
         n_words: words.len() as u32,
         readout,

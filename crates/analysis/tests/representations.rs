@@ -184,7 +184,7 @@ fn layer_zero_vectors_are_token_plus_position_embeddings() {
 fn a_word_in_identical_contexts_has_self_similarity_one() {
     let _serial = serial();
     use analysis::geometry::{contextuality, first_component_share};
-    use analysis::layered::WholeWord;
+    use analysis::representations::WholeWord;
     // Every sequence is the same: "x" always sits in the same context at the same position,
     // so all its occurrence vectors are equal in every layer.
     let text = "a b x c d ".repeat(200);
@@ -488,7 +488,7 @@ fn the_intra_sentence_null_is_the_bag_statistic_not_the_anisotropy() {
 fn an_untrained_models_intra_sentence_similarity_sits_at_its_null() {
     let _serial = serial();
     use analysis::geometry::contextuality;
-    use analysis::layered::WholeWord;
+    use analysis::representations::WholeWord;
     let c = corpus();
     let m = model(c.vocab.len_with_specials(), QkvTying::Untied);
     let seq_len = 10;

@@ -35,7 +35,7 @@ use analysis::geometry::{
     embedding_scale, linear_cka_wide, linear_cka_wide_null, project_rows, qkv_per_layer,
     random_projection_cka,
 };
-use analysis::layered::WholeWord;
+use analysis::representations::WholeWord;
 use analysis::representations::{
     aggregated, decontextualized, embedding_table, lm_head_table, Aggregated, Readout,
 };
