@@ -30,7 +30,7 @@ use crate::{AnalogySet, SimilaritySet};
 
 /// Item resamples per interval: enough that the item variance they estimate moves by a few
 /// percent between resampling seeds; every interval is seeded, so a report is reproducible.
-const RESAMPLES: usize = 2_000;
+pub const RESAMPLES: usize = 2_000;
 const LEVEL: f64 = 0.95;
 
 /// Which items a statistic is computed on.

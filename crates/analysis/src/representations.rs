@@ -123,8 +123,10 @@ fn layers(
 /// shorter rows (sentences): no position attends to it.
 pub struct WholeWord<'a> {
     pub model: &'a Transformer,
+    /// Ids below this are words; the rest are special tokens.
     pub n_words: u32,
     pub readout: Readout,
+    /// The id that pads shorter rows, masked out of attention.
     pub pad: Option<u32>,
     pub device: &'a Device,
 }

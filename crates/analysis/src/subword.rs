@@ -158,17 +158,20 @@ pub struct SubwordReader<'a> {
 }
 
 /// Rows as piece ids, padded to the longest, and each word position's span of pieces.
-pub struct PieceBatch {
+struct PieceBatch {
     /// `rows x longest` piece ids, padding included.
-    pub ids: Vec<i64>,
+    ids: Vec<i64>,
     /// `rows x longest`: padding.
-    pub padding: Vec<bool>,
-    pub longest: usize,
+    padding: Vec<bool>,
+    /// The longest row's pieces, which every row is padded to.
+    longest: usize,
     /// Per row, per word position: its pieces' positions, `None` for a position with no vector.
-    pub spans: Vec<Vec<Option<std::ops::Range<usize>>>>,
+    spans: Vec<Vec<Option<std::ops::Range<usize>>>>,
 }
 
 impl<'a> SubwordReader<'a> {
+    /// A reader of `model` with its `tokenizer`; `vocab` names the whole-word ids, `corpus_unk`
+    /// is the whole-word corpus's unknown word, `max_positions` the model's.
     pub fn new(
         model: &'a pretrained::Pretrained,
         tokenizer: &'a Tokenizer,
@@ -203,7 +206,7 @@ impl<'a> SubwordReader<'a> {
     }
 
     /// `rows` (each a row of whole-word ids) as the checkpoint reads them.
-    pub fn piece_batch<'r>(&self, rows: impl Iterator<Item = &'r [u32]>) -> PieceBatch {
+    fn piece_batch<'r>(&self, rows: impl Iterator<Item = &'r [u32]>) -> PieceBatch {
         let specials = self.tokenizer.specials().clone();
         let mut seqs: Vec<Vec<u32>> = Vec::new();
         let mut spans: Vec<Vec<Option<std::ops::Range<usize>>>> = Vec::new();
@@ -258,7 +261,7 @@ impl<'a> SubwordReader<'a> {
     }
 
     /// Every layer's hidden states of a batch, `rows x longest x width` each.
-    pub fn forward(&self, batch: &PieceBatch) -> Vec<Vec<f32>> {
+    fn forward(&self, batch: &PieceBatch) -> Vec<Vec<f32>> {
         use burn::tensor::{Bool, Int, Tensor, TensorData};
         let (b, longest) = (batch.spans.len(), batch.longest);
         let tokens = Tensor::<2, Int>::from_data(
@@ -636,5 +639,33 @@ mod tests {
         // but rows 0 (words 0 and 1) is always read.
         let one = aggregated_rows(&sequences, 4, 3, 1, 1);
         assert!((1..=2).contains(&one), "{one}");
+    }
+
+    #[test]
+    fn a_row_cut_at_the_positions_keeps_its_bos_and_drops_the_words_cut() {
+        // GPT-2's room is all `max_positions` (no end piece): bos, then " the" and " of" whole,
+        // then a word cut in its pieces, which gets no span.
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../pretrained/tests/fixtures");
+        let tok = Tokenizer::from_file(&root.join("tiny-bpe/tokenizer.json")).unwrap();
+        let device = burn::tensor::Device::flex();
+        let ckpt = pretrained::load(&root.join("tiny-gpt2"), &device).unwrap();
+        let long = "unbelievablenesses".to_string();
+        let vocab: Vec<String> = vec!["the".into(), "of".into(), long.clone()];
+        let (the, of, cut) = (
+            tok.encode(" the").len(),
+            tok.encode(" of").len(),
+            tok.encode(&format!(" {long}")).len(),
+        );
+        assert!(cut >= 2, "{cut}");
+        let max = 1 + the + of + 1;
+        let reader = SubwordReader::new(&ckpt.model, &tok, &vocab, None, max, &device);
+        let batch = reader.piece_batch([&[0u32, 1, 2][..]].into_iter());
+        assert_eq!(batch.longest, max);
+        assert_eq!(batch.ids[0], 0);
+        assert_eq!(
+            batch.spans[0],
+            vec![Some(1..1 + the), Some(1 + the..1 + the + of), None]
+        );
     }
 }

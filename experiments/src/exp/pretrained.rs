@@ -318,7 +318,17 @@ fn contextuality_figures(
     rows: &[TidyRow],
     n_layers: usize,
     reference: &[ReferenceRow],
+    sentences: Option<&Path>,
 ) -> anyhow::Result<()> {
+    // The sentences named by their file (`wikitext-2-valid sentences`).
+    let sentences_label = sentences
+        .and_then(|p| p.file_name())
+        .map(|f| {
+            let f = f.to_string_lossy();
+            let stem = f.split('.').next().unwrap_or(&f).to_string();
+            format!("{stem} sentences")
+        })
+        .unwrap_or_else(|| "sentences".into());
     let depth = |layer: usize, of: usize| layer as f64 / of.max(1) as f64;
     for (ours, theirs, title) in [
         ("self_similarity", "self_similarity", "Self-similarity"),
@@ -331,7 +341,7 @@ fn contextuality_figures(
     ] {
         let mut series = Vec::new();
         for (benchmark, label) in [
-            ("contextuality-sentences", "WikiText-2 sentences"),
+            ("contextuality-sentences", sentences_label.as_str()),
             ("contextuality", "corpus windows"),
         ] {
             let points: Vec<(f64, f64, Option<(f64, f64)>)> = rows
@@ -471,9 +481,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         layered::Layered::word_states(&reader, &seqs.train[..batch * seqs.seq_len], seqs.seq_len);
     let per_batch = started.elapsed().as_secs_f64();
     println!(
-        "pooling reads {rows} rows of {} words in batches of {batch}: about {:.1} min at {per_batch:.2} s per batch (one timed now)",
+        "pooling reads {rows} rows of {} words in batches of {batch}: about {:.1} min at {per_batch:.2} s per batch (one timed now); contextuality reads {} more rows (about {:.1} min; the sentences' rows, shorter, not counted)",
         seqs.seq_len,
-        per_batch * rows.div_ceil(batch) as f64 / 60.0
+        per_batch * rows.div_ceil(batch) as f64 / 60.0,
+        cfg.contextuality.sequences.min(seqs.n_train()),
+        per_batch * cfg.contextuality.sequences.min(seqs.n_train()).div_ceil(batch) as f64 / 60.0
     );
     let started = std::time::Instant::now();
     let pooled = analysis::subword::aggregated(
@@ -584,7 +596,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     output::write_csv(&out.join("contextuality.csv"), &context_rows)?;
     let reference = read_reference(&paths::resolve(Path::new(ETHAYARAJH)))?;
-    contextuality_figures(&out, &name, &context_rows, layers_of(&ckpt), &reference)?;
+    contextuality_figures(
+        &out,
+        &name,
+        &context_rows,
+        layers_of(&ckpt),
+        &reference,
+        c.sentences.as_ref().map(|s| s.path.as_path()),
+    )?;
     println!("contextuality: {:.1} s", started.elapsed().as_secs_f64());
 
     // Heads: the trained matrices, the initialisation reference, the cross-head null.
@@ -753,7 +772,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     output::write_csv(&out.join("pairs.csv"), &pair_rows)?;
     println!("pairs: {:.1} s", started.elapsed().as_secs_f64());
     println!(
-        "wrote {}/{{scores,contextuality,heads,pairs}}.csv",
+        "wrote {}/{{scores,intervals,contextuality,heads,pairs}}.csv and the contextuality figures",
         out.display()
     );
     Ok(())

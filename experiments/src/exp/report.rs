@@ -1172,7 +1172,7 @@ fn pretrained_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
             output::read_csv(&dir.join("intervals.csv"))?;
         let ctx: Vec<TidyRow> = output::read_csv(&dir.join("contextuality.csv"))?;
         let _ = writeln!(w, "## A pretrained checkpoint: {name}\n");
-        let _ = writeln!(w, "Read by `--exp pretrained --model DIR` on the study's word list and corpus (each word the mean of its pieces; `pretrained/{name}/`). One checkpoint, so every interval is over the benchmark's items only (2,000 resamples; analogy questions through their word pairs): it says how far other items could move a score, not what another training run would give. Layer 0 is the embedding output (token and position embeddings as the model combines them); `embedding` is the token embedding matrix alone.\n");
+        let _ = writeln!(w, "Read by `--exp pretrained --model DIR` on the study's word list and corpus (each word the mean of its pieces; `pretrained/{name}/`). One checkpoint, so every interval is over the benchmark's items only ({} resamples; analogy questions through their word pairs): it says how far other items could move a score, not what another training run would give. Layer 0 is the embedding output (token and position embeddings as the model combines them); `embedding` is the token embedding matrix alone.\n", analysis::evidence::RESAMPLES);
         let cell = |rep: &str, layer: Option<usize>, bench: &str, metric: &str| {
             intervals
                 .iter()
@@ -1206,10 +1206,30 @@ fn pretrained_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
             }
             let _ = writeln!(w);
         }
+        let _ = writeln!(
+            w,
+            "\nEach table minus the input embedding, on the items both answer:\n"
+        );
+        let _ = write!(w, "| table | layer |");
+        for (_, _, label) in PRETRAINED_COLUMNS {
+            let _ = write!(w, " {label} |");
+        }
+        let _ = writeln!(w, "\n|---|---|{}", "---|".repeat(PRETRAINED_COLUMNS.len()));
+        for (rep, layer) in reps.iter().filter(|(r, _)| r != "embedding") {
+            let _ = write!(
+                w,
+                "| {rep} | {} |",
+                layer.map_or("-".to_string(), |l| l.to_string())
+            );
+            for (bench, _, _) in PRETRAINED_COLUMNS {
+                let _ = write!(w, " {} |", cell(rep, *layer, bench, "minus_embedding"));
+            }
+            let _ = writeln!(w);
+        }
         let base = |kind: &str| cell("embedding", None, "questions-words", kind);
-        let _ = writeln!(w, "\nThe embedding's analogy score beside Linzen's (2016) baselines on the same questions: only-b {}, ignore-a {}; 3CosAdd minus only-b {}. Each layer's difference from the embedding, with its interval, is in `intervals.csv` (`minus_embedding`).\n", base("only-b"), base("ignore-a"), base("minus_only_b"));
+        let _ = writeln!(w, "\nThe embedding's analogy score beside Linzen's (2016) baselines on the same questions: only-b {}, ignore-a {}; 3CosAdd minus only-b {}.\n", base("only-b"), base("ignore-a"), base("minus_only_b"));
         for (benchmark, what) in [
-            ("contextuality-sentences", "on WikiText-2's validation sentences (lower-cased, punctuation dropped, words outside the study's vocabulary read as `[UNK]`)"),
+            ("contextuality-sentences", "on the config's `[contextuality] sentences` (WikiText-2's validation split in the committed runs; words outside the study's vocabulary read as `[UNK]`)"),
             ("contextuality", "on the corpus's training rows"),
         ] {
             let at = |layer: usize, metric: &str| {
@@ -1333,11 +1353,24 @@ mod tests {
             md.contains("pretrained/tiny/contextuality-anisotropy.png"),
             "{md}"
         );
+        // The difference table: only the aggregated row, its cells `-` where no difference
+        // was written.
+        assert!(md.contains("Each table minus the input embedding"), "{md}");
+        assert!(md.contains("| aggregated | 2 | - | - | - | - |"), "{md}");
         // No pretrained directory: nothing, and no error.
         let empty = tempfile::tempdir().unwrap();
         let mut none = String::new();
         pretrained_section(&mut none, empty.path()).unwrap();
         assert!(none.is_empty());
+        let good = std::fs::read(m.join("contextuality.csv")).unwrap();
+        std::fs::write(
+            m.join("contextuality.csv"),
+            "experiment,model\npretrained\n",
+        )
+        .unwrap();
+        let e = format!("{:#}", pretrained_section(&mut md, dir.path()).unwrap_err());
+        assert!(e.contains("contextuality.csv"), "{e}");
+        std::fs::write(m.join("contextuality.csv"), good).unwrap();
         std::fs::write(m.join("intervals.csv"), "model,representation\ntiny\n").unwrap();
         let e = format!("{:#}", pretrained_section(&mut md, dir.path()).unwrap_err());
         assert!(e.contains("intervals.csv"), "{e}");
