@@ -221,7 +221,10 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
             );
         }
         let svg = std::fs::read_to_string(base.join(format!("contextuality-{stem}.svg"))).unwrap();
-        assert!(svg.contains("gpt2, STS sentences") && svg.contains("tiny-bert, wikitext-2-valid sentences"));
+        assert!(
+            svg.contains("gpt2, STS sentences")
+                && svg.contains("tiny-bert, wikitext-2-valid sentences")
+        );
     }
     let used: usize = ws["n"].parse().unwrap();
     assert!(used >= 3, "{ws:?}");
