@@ -180,11 +180,25 @@ fn layer_zero_vectors_are_token_plus_position_embeddings() {
     }
 }
 
+/// `m` read as the study reads a whole-word model: the raw residual stream, no padding.
+fn raw_reader<'a>(
+    m: &'a transformer::Transformer,
+    c: &Corpus,
+    device: &'a Device,
+) -> analysis::representations::WholeWord<'a> {
+    analysis::representations::WholeWord {
+        model: m,
+        n_words: c.vocab.len() as u32,
+        readout: Readout::default(),
+        pad: None,
+        device,
+    }
+}
+
 #[test]
 fn a_word_in_identical_contexts_has_self_similarity_one() {
     let _serial = serial();
     use analysis::geometry::{contextuality, first_component_share};
-    use analysis::representations::WholeWord;
     // Every sequence is the same: "x" always sits in the same context at the same position,
     // so all its occurrence vectors are equal in every layer.
     let text = "a b x c d ".repeat(200);
@@ -193,13 +207,7 @@ fn a_word_in_identical_contexts_has_self_similarity_one() {
     let seqs: Vec<u32> = c.encoded.ids[..50 * 5].to_vec();
     let x = c.vocab.words().iter().position(|w| w == "x").unwrap() as u32;
     let device = Device::flex();
-    let reader = WholeWord {
-        model: &m,
-        n_words: c.vocab.len() as u32,
-        readout: Readout::default(),
-        pad: None,
-        device: &device,
-    };
+    let reader = raw_reader(&m, &c, &device);
     let rows = contextuality(&reader, &seqs, 5, 50, &[x], 10, 100, 1);
     assert_eq!(rows.len(), 3);
     for r in &rows {
@@ -488,20 +496,13 @@ fn the_intra_sentence_null_is_the_bag_statistic_not_the_anisotropy() {
 fn an_untrained_models_intra_sentence_similarity_sits_at_its_null() {
     let _serial = serial();
     use analysis::geometry::contextuality;
-    use analysis::representations::WholeWord;
     let c = corpus();
     let m = model(c.vocab.len_with_specials(), QkvTying::Untied);
     let seq_len = 10;
     let n_seq = c.encoded.ids.len() / seq_len;
     let seqs: Vec<u32> = c.encoded.ids[..n_seq * seq_len].to_vec();
     let device = Device::flex();
-    let reader = WholeWord {
-        model: &m,
-        n_words: c.vocab.len() as u32,
-        readout: Readout::default(),
-        pad: None,
-        device: &device,
-    };
+    let reader = raw_reader(&m, &c, &device);
     let rows = contextuality(&reader, &seqs, seq_len, n_seq, &[0, 1, 2], 20, 20_000, 4);
     for r in &rows {
         eprintln!("{r:?}");

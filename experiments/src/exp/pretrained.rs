@@ -425,16 +425,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     );
     let benchmarks = super::eval::benchmarks(&[])?;
     // Collocated word pairs of the corpus and their controls, as the study draws them.
-    let c = &cfg.collocation;
-    let collocations = analysis::collocation::collocation_pairs(
-        &corpus.encoded.ids,
-        corpus.vocab.words(),
-        c.top,
-        c.window,
-        c.min_count,
-        c.pairs,
-        17,
-    );
+    let collocations = super::study::collocations(&corpus, &cfg.collocation);
     // Every table: analogy and similarity rows with each item's outcome, and collocation rows.
     let score = |t: &word2vec::WordVectors, template: &TidyRow| {
         let (mut rows, items) =

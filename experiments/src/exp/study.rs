@@ -126,16 +126,7 @@ impl Study {
         let device = crate::device::open(kind)?;
         let n_words = corpus.vocab.len().min(cfg.eval.restrict_vocab);
         let words = corpus.vocab.words()[..n_words].to_vec();
-        let c = &cfg.collocation;
-        let pairs = collocation_pairs(
-            &corpus.encoded.ids,
-            corpus.vocab.words(),
-            c.top,
-            c.window,
-            c.min_count,
-            c.pairs,
-            17,
-        );
+        let pairs = collocations(&corpus, &cfg.collocation);
         println!(
             "corpus {}: {} tokens, {} words; {} collocation pairs ({} split-word or name pairs left out, {} matched controls, {} shared-context pairs); seeds {:?}; backend {}",
             corpus.source.display(),
@@ -1213,6 +1204,23 @@ fn objective_index(objective: Objective) -> usize {
         Objective::Mlm => 0,
         Objective::Clm => 1,
     }
+}
+
+/// The corpus's collocated word pairs and their controls under `[collocation]`, drawn with one
+/// fixed seed so that every model (ours and pretrained ones) is scored on the same pairs.
+pub(crate) fn collocations(
+    corpus: &Corpus,
+    c: &super::settings::CollocationConfig,
+) -> CollocationPairs {
+    collocation_pairs(
+        &corpus.encoded.ids,
+        corpus.vocab.words(),
+        c.top,
+        c.window,
+        c.min_count,
+        c.pairs,
+        17,
+    )
 }
 
 /// A table's collocation measures ([`collocation_score`]) as tidy rows of `template`.
