@@ -27,6 +27,8 @@ use corpus::SpecialTokens;
 use transformer::Transformer;
 use word2vec::WordVectors;
 
+pub use crate::layered::Aggregated;
+
 fn table(words: &[String], dim: usize, data: Vec<f32>) -> WordVectors {
     WordVectors::new(words.to_vec(), dim, data)
 }
@@ -190,70 +192,9 @@ pub fn decontextualized(
     crate::layered::decontextualized(&reader, words, specials.cls, specials.sep, batch)
 }
 
-/// Mean-pooled contextual vectors, one table per layer, and how many occurrences each word's
-/// vector averages.
-pub struct Aggregated {
-    /// One per layer (0..=N). Only words with at least one occurrence have a row: a word never
-    /// seen is out of vocabulary for every benchmark (skipped and counted like any OOV word),
-    /// never a zero vector scored as if it were known.
-    pub tables: Vec<WordVectors>,
-    /// Occurrences averaged, per word of `words` (0 for a word never seen).
-    pub occurrences: Vec<u32>,
-    /// The `N` of "up to N occurrences".
-    pub max_occurrences: u32,
-}
-
-impl Aggregated {
-    /// Words whose vector averages the full `N` occurrences.
-    pub fn words_at_max(&self) -> usize {
-        self.occurrences
-            .iter()
-            .filter(|&&c| c == self.max_occurrences)
-            .count()
-    }
-
-    /// Words averaged over fewer than `k` occurrences (unseen words included).
-    pub fn words_below(&self, k: u32) -> usize {
-        self.occurrences.iter().filter(|&&c| c < k).count()
-    }
-}
-
-/// The occurrences [`aggregated`] pools, as sorted positions in `sequences`: for each of the
-/// ids `0..n`, a uniform random sample of up to `cap` of its positions (a reservoir per word,
-/// Vitter's algorithm R, seeded by `seed`).
-pub fn sample_occurrences(sequences: &[u32], n: usize, cap: usize, seed: u64) -> Vec<usize> {
-    let mut rng = crate::inference::SplitMix64::new(seed);
-    let mut sample: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut seen = vec![0usize; n];
-    for (pos, &id) in sequences.iter().enumerate() {
-        let w = id as usize;
-        if w >= n || cap == 0 {
-            continue;
-        }
-        if sample[w].len() < cap {
-            sample[w].push(pos);
-        } else {
-            let j = crate::inference::index(&mut rng, seen[w] + 1);
-            if j < cap {
-                sample[w][j] = pos;
-            }
-        }
-        seen[w] += 1;
-    }
-    let mut chosen: Vec<usize> = sample.iter().flatten().copied().collect();
-    chosen.sort_unstable();
-    chosen
-}
-
-/// Mean-pools, per layer, each of the first `words.len()` ids' hidden states over a uniform
-/// random sample of up to `max_occurrences` of its occurrences anywhere in `sequences`
-/// (row-major, `seq_len` ids each, as the model was trained on).
-///
-/// The sample is drawn first (a reservoir per word, Vitter's algorithm R, seeded by `seed`), so
-/// a frequent word's contexts come from the whole split, not from its first N occurrences in an
-/// article-ordered corpus; then only the sequences holding a sampled occurrence go through the
-/// model, `batch` at a time, and only running sums are kept. `progress(done, total)` is called
-/// after each batch.
+/// [`crate::layered::aggregated`] for one of our transformers read under `readout`: each of
+/// the ids `0..words.len()` mean-pooled, per layer, over a seeded sample of up to
+/// `max_occurrences` of its occurrences in `sequences`.
 #[allow(clippy::too_many_arguments)]
 pub fn aggregated(
     model: &Transformer,
@@ -265,73 +206,23 @@ pub fn aggregated(
     readout: Readout,
     seed: u64,
     device: &Device,
-    mut progress: impl FnMut(usize, usize),
+    progress: impl FnMut(usize, usize),
 ) -> Aggregated {
-    let n = words.len();
-    let n_layers = model.blocks.len() + 1;
-    let d = model.token_embedding_matrix().dims()[1];
-    let chosen = sample_occurrences(sequences, n, max_occurrences as usize, seed);
-    let mut rows: Vec<usize> = chosen.iter().map(|&p| p / seq_len).collect();
-    rows.dedup();
-
-    let mut sums = vec![vec![0f64; n * d]; n_layers];
-    let mut count = vec![0u32; n];
-    let mut next = 0; // index into `chosen`
-    for (done, chunk) in rows.chunks(batch.max(1)).enumerate() {
-        let ids: Vec<u32> = chunk
-            .iter()
-            .flat_map(|&r| sequences[r * seq_len..(r + 1) * seq_len].iter().copied())
-            .collect();
-        let hidden = hidden_states(model, &ids, seq_len, readout, device);
-        for (i, &r) in chunk.iter().enumerate() {
-            while next < chosen.len() && chosen[next] / seq_len == r {
-                let pos = chosen[next];
-                next += 1;
-                let w = sequences[pos] as usize;
-                count[w] += 1;
-                let at = (i * seq_len + pos % seq_len) * d;
-                for (l, h) in hidden.iter().enumerate() {
-                    let dst = &mut sums[l][w * d..(w + 1) * d];
-                    for (s, x) in dst.iter_mut().zip(&h[at..at + d]) {
-                        *s += *x as f64;
-                    }
-                }
-            }
-        }
-        progress(((done + 1) * batch.max(1)).min(rows.len()), rows.len());
-    }
-    Aggregated::from_sums(words, d, sums, count, max_occurrences)
-}
-
-impl Aggregated {
-    /// Per-layer running sums (`words x d` each) and occurrence counts turned into tables: each
-    /// word seen at least once gets its mean; an unseen word gets no row.
-    pub fn from_sums(
-        words: &[String],
-        d: usize,
-        sums: Vec<Vec<f64>>,
-        count: Vec<u32>,
-        max_occurrences: u32,
-    ) -> Aggregated {
-        let present: Vec<usize> = (0..count.len()).filter(|&w| count[w] > 0).collect();
-        let kept: Vec<String> = present.iter().map(|&w| words[w].clone()).collect();
-        let tables = sums
-            .into_iter()
-            .map(|s| {
-                let data = present
-                    .iter()
-                    .flat_map(|&w| {
-                        let c = count[w] as f64;
-                        s[w * d..(w + 1) * d].iter().map(move |x| (x / c) as f32)
-                    })
-                    .collect();
-                table(&kept, d, data)
-            })
-            .collect();
-        Aggregated {
-            tables,
-            occurrences: count,
-            max_occurrences,
-        }
-    }
+    let reader = WholeWord {
+        model,
+        n_words: words.len() as u32,
+        readout,
+        pad: None,
+        device,
+    };
+    crate::layered::aggregated(
+        &reader,
+        words,
+        sequences,
+        seq_len,
+        max_occurrences,
+        batch,
+        seed,
+        progress,
+    )
 }

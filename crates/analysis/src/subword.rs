@@ -49,10 +49,9 @@ pub fn piece_mean_table(
     (WordVectors::new(kept, d, data), counts)
 }
 
-/// Mean-pooled contextual vectors of a subword model, one table per layer (0 = the embedding
-/// output): the occurrences [`crate::representations::aggregated`] pools for a whole-word
-/// model (the same seeded sample of up to `max_occurrences` per word among the first `n` ids),
-/// each occurrence's vector the mean of its pieces' hidden states.
+/// [`crate::layered::aggregated`] for a subword model: the occurrences the whole-word models
+/// pool (the same seeded sample of up to `max_occurrences` per word among the first `n` ids of
+/// `vocab`), each occurrence's vector the mean of its pieces' hidden states.
 ///
 /// `sequences` are the study's rows of `seq_len` ids, read as [`SubwordReader`] reads them
 /// (`corpus_unk` is the whole-word corpus's unknown word). An occurrence whose pieces were cut
@@ -71,70 +70,19 @@ pub fn aggregated(
     seed: u64,
     max_positions: usize,
     device: &burn::tensor::Device,
-) -> crate::representations::Aggregated {
-    let chosen =
-        crate::representations::sample_occurrences(sequences, n, max_occurrences as usize, seed);
-    let rows = rows_of(&chosen, seq_len);
+    progress: impl FnMut(usize, usize),
+) -> crate::layered::Aggregated {
     let reader = SubwordReader::new(model, tokenizer, vocab, corpus_unk, max_positions, device);
-    let d = reader.width();
-    let mut sums: Vec<Vec<f64>> = Vec::new();
-    let mut count = vec![0u32; n];
-    let mut next = 0;
-    for chunk in rows.chunks(batch.max(1)) {
-        let pieces = reader.piece_batch(
-            chunk
-                .iter()
-                .map(|&r| &sequences[r * seq_len..(r + 1) * seq_len]),
-        );
-        let (spans, longest) = (&pieces.spans, pieces.longest);
-        let hidden = reader.forward(&pieces);
-        if sums.is_empty() {
-            sums = vec![vec![0f64; n * d]; hidden.len()];
-        }
-        for (i, &r) in chunk.iter().enumerate() {
-            while next < chosen.len() && chosen[next] / seq_len == r {
-                let pos = chosen[next];
-                next += 1;
-                let Some(span) = spans[i][pos % seq_len].clone() else {
-                    continue;
-                };
-                let w = sequences[pos] as usize;
-                count[w] += 1;
-                let k = span.len() as f64;
-                for (l, h) in hidden.iter().enumerate() {
-                    let dst = &mut sums[l][w * d..(w + 1) * d];
-                    for t in span.clone() {
-                        let at = (i * longest + t) * d;
-                        for (s, x) in dst.iter_mut().zip(&h[at..at + d]) {
-                            *s += *x as f64 / k;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    crate::representations::Aggregated::from_sums(vocab, d, sums, count, max_occurrences)
-}
-
-/// The rows (in order, each once) that hold the sampled positions `chosen` (sorted).
-fn rows_of(chosen: &[usize], seq_len: usize) -> Vec<usize> {
-    let mut rows: Vec<usize> = chosen.iter().map(|&p| p / seq_len).collect();
-    rows.dedup();
-    rows
-}
-
-/// How many rows [`aggregated`] reads for these arguments: what its cost is proportional to,
-/// known before it starts.
-pub fn aggregated_rows(
-    sequences: &[u32],
-    seq_len: usize,
-    n: usize,
-    max_occurrences: u32,
-    seed: u64,
-) -> usize {
-    let chosen =
-        crate::representations::sample_occurrences(sequences, n, max_occurrences as usize, seed);
-    rows_of(&chosen, seq_len).len()
+    crate::layered::aggregated(
+        &reader,
+        &vocab[..n],
+        sequences,
+        seq_len,
+        max_occurrences,
+        batch,
+        seed,
+        progress,
+    )
 }
 
 /// A pretrained checkpoint read at the word positions of rows of the study's whole-word ids
@@ -387,6 +335,7 @@ mod tests {
             1,
             16,
             &device,
+            |_, _| {},
         );
         assert_eq!(agg.occurrences, vec![1, 1, 2]);
         // By hand: each row alone, unpadded; "love" is pieces 2..6 of row 0 ([CLS] the love cat
@@ -464,6 +413,7 @@ mod tests {
             1,
             7,
             &device,
+            |_, _| {},
         );
         assert_eq!(agg.occurrences, vec![0, 0, 1]);
         let mut ids = vec![2i64];
@@ -628,17 +578,6 @@ mod tests {
         // The WordPiece tokenizer starts with [CLS] and has no bos.
         let wp = Tokenizer::from_file(&root.join("tiny-bert/tokenizer.json")).unwrap();
         assert_eq!(wp.specials().bos, None);
-    }
-
-    #[test]
-    fn pooling_reads_the_rows_that_hold_a_sampled_occurrence() {
-        // Rows 0 and 2 hold words below n = 3; row 1 only specials (9) and word 3.
-        let sequences = [9, 0, 2, 1, 9, 3, 9, 9, 2, 2, 9, 9];
-        assert_eq!(aggregated_rows(&sequences, 4, 3, 5, 1), 2);
-        // One occurrence per word: word 2's first sampled occurrence may sit in row 0 or 2,
-        // but rows 0 (words 0 and 1) is always read.
-        let one = aggregated_rows(&sequences, 4, 3, 1, 1);
-        assert!((1..=2).contains(&one), "{one}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! * its input embedding as a word table (each word the mean of its pieces; a word that becomes
 //!   `[UNK]` is out of vocabulary), and every layer's vectors mean-pooled over up to N
-//!   occurrences in the corpus's training rows (`aggregated`, [`analysis::subword::aggregated`]),
+//!   occurrences in the corpus's training rows (`aggregated`, [`analysis::layered::aggregated`]),
 //!   and every layer's vectors of each word read alone (`decontextualized`,
 //!   [`analysis::layered::decontextualized`]), scored on every analogy and similarity set
 //!   exactly as the study's tables are, with the study's collocation measures (`scores.csv`),
@@ -438,7 +438,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
     // Every layer's vectors pooled over the corpus, as the study pools its models': the same
     // sample of up to N occurrences per word in the training split's rows, each occurrence the
-    // mean of its pieces' states (analysis::subword::aggregated).
+    // mean of its pieces' states (analysis::layered::aggregated).
     let seqs = transformer::data::Sequences::new(
         &corpus,
         cfg.training.seq_len,
@@ -459,7 +459,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ckpt.architecture.max_positions(),
         &device,
     );
-    let rows = analysis::subword::aggregated_rows(
+    let rows = analysis::layered::aggregated_rows(
         &seqs.train,
         seqs.seq_len,
         words.len(),
@@ -492,6 +492,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         seed,
         ckpt.architecture.max_positions(),
         &device,
+        |_, _| {},
     );
     println!(
         "pooled {} words' occurrences over {} layers in {:.1} s ({} words at the full {})",
