@@ -210,6 +210,82 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
             .count();
         assert_eq!(diffs, 3, "{rep}");
     }
+    // The collocation gap's interval: its estimate is collocated minus matched cosine of
+    // scores.csv, for every table.
+    let value = |rows: &[std::collections::HashMap<String, String>],
+                 f: &dyn Fn(&std::collections::HashMap<String, String>) -> bool|
+     -> f64 {
+        rows.iter().find(|r| f(r)).unwrap()["value"]
+            .parse()
+            .unwrap()
+    };
+    for (rep, layer) in [
+        ("embedding", ""),
+        ("aggregated", "2"),
+        ("decontextualized", "1"),
+    ] {
+        let of = |metric: &str| {
+            value(&scores, &|r| {
+                r["benchmark"] == "collocation"
+                    && r["metric"] == metric
+                    && r["representation"] == rep
+                    && r["layer"] == layer
+            })
+        };
+        let gap = intervals
+            .iter()
+            .find(|r| {
+                r["benchmark"] == "collocation"
+                    && r["metric"] == "collocated_minus_matched"
+                    && r["representation"] == rep
+                    && r["layer"] == layer
+            })
+            .unwrap();
+        // The planted corpus's words all meet within the window, so there are no matched
+        // pairs: a gap with no controls is NaN, as in scores.csv (the bootstrap's numbers are
+        // checked in analysis::collocation's tests).
+        let e: f64 = gap["estimate"].parse().unwrap();
+        let want = of("collocated_cosine") - of("matched_cosine");
+        assert_eq!(e.is_nan(), want.is_nan(), "{gap:?}");
+        if want.is_finite() {
+            assert!((e - want).abs() < 1e-9, "{gap:?}");
+        }
+        // Its pairs are the collocated pairs scores.csv counts for the table.
+        let n = &scores
+            .iter()
+            .find(|r| {
+                r["benchmark"] == "collocation"
+                    && r["metric"] == "collocated_cosine"
+                    && r["representation"] == rep
+                    && r["layer"] == layer
+            })
+            .unwrap()["n"];
+        assert_eq!(&gap["items"], n);
+    }
+    // Contextuality's intervals: every layer of both passes, estimates as in contextuality.csv.
+    let ctx = rows(&base.join("contextuality.csv"));
+    for bench in ["contextuality", "contextuality-sentences"] {
+        for layer in ["0", "1", "2"] {
+            for metric in ["self_similarity_adjusted", "intra_sentence_excess"] {
+                let iv = intervals
+                    .iter()
+                    .find(|r| {
+                        r["benchmark"] == bench
+                            && r["representation"] == "contextual"
+                            && r["layer"] == layer
+                            && r["metric"] == metric
+                    })
+                    .unwrap_or_else(|| panic!("{bench} {layer} {metric}"));
+                let want = value(&ctx, &|r| {
+                    r["benchmark"] == bench && r["layer"] == layer && r["metric"] == metric
+                });
+                let e: f64 = iv["estimate"].parse().unwrap();
+                assert!((e - want).abs() < 1e-12, "{iv:?}");
+                let (lo, hi): (f64, f64) = (iv["lo"].parse().unwrap(), iv["hi"].parse().unwrap());
+                assert!(lo <= e && e <= hi && hi > lo, "{iv:?}");
+            }
+        }
+    }
     // Each statistic drawn beside the published BERT-base and GPT-2 rows.
     for stem in ["self-similarity", "intra-sentence", "anisotropy"] {
         for ext in ["svg", "png"] {

@@ -34,6 +34,7 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 
 use crate::geometry::cosine;
+use crate::inference::Interval;
 use word2vec::WordVectors;
 
 /// Collocated pairs and their controls, as word strings.
@@ -201,16 +202,19 @@ pub struct CollocationScore {
 /// Permutations for the z-scores.
 const Z_DRAWS: usize = 1000;
 
-pub fn collocation_score(vectors: &WordVectors, pairs: &CollocationPairs) -> CollocationScore {
+/// The cosine of each pair both of whose words are in the table.
+fn pair_cosines(vectors: &WordVectors, ps: &[(String, String)]) -> Vec<f64> {
     let index = vectors.index();
-    let cosines = |ps: &[(String, String)]| -> Vec<f64> {
-        ps.iter()
-            .filter_map(|(a, b)| {
-                let (i, j) = (index.get(a.as_str())?, index.get(b.as_str())?);
-                Some(cosine(vectors.row(*i), vectors.row(*j)))
-            })
-            .collect()
-    };
+    ps.iter()
+        .filter_map(|(a, b)| {
+            let (i, j) = (index.get(a.as_str())?, index.get(b.as_str())?);
+            Some(cosine(vectors.row(*i), vectors.row(*j)))
+        })
+        .collect()
+}
+
+pub fn collocation_score(vectors: &WordVectors, pairs: &CollocationPairs) -> CollocationScore {
+    let cosines = |ps: &[(String, String)]| pair_cosines(vectors, ps);
     let mean = |xs: &[f64]| {
         if xs.is_empty() {
             f64::NAN
@@ -231,6 +235,59 @@ pub fn collocation_score(vectors: &WordVectors, pairs: &CollocationPairs) -> Col
         z_collocated: permutation_z(&collocated, &matched, Z_DRAWS, 29),
         z_shared_context: permutation_z(&shared, &shared_matched, Z_DRAWS, 31),
         pairs: collocated.len(),
+    }
+}
+
+/// The effect sizes of a table's collocation measures: mean cosine differences with 95%
+/// percentile intervals over the pairs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CollocationGaps {
+    /// Collocated minus frequency-matched pairs' mean cosine.
+    pub collocated_minus_matched: Interval,
+    /// Shared-context minus their own matched pairs' mean cosine.
+    pub shared_minus_matched: Interval,
+    /// Collocated and shared-context pairs both of whose words are in the table.
+    pub collocated_pairs: usize,
+    pub shared_pairs: usize,
+}
+
+/// [`CollocationGaps`] of one table, over `resamples` draws in which each group of pairs is
+/// resampled on its own (a two-sample bootstrap: the controls are not paired one to one with
+/// the pairs). How far another sample of pairs from the same text could move the gap, for one
+/// model; pairs share words, which the draws ignore, so the interval is if anything narrow.
+pub fn collocation_gaps(
+    vectors: &WordVectors,
+    pairs: &CollocationPairs,
+    resamples: usize,
+    seed: u64,
+) -> CollocationGaps {
+    let mut rng = crate::inference::SplitMix64::new(seed);
+    let mut gap = |a: &[(String, String)], b: &[(String, String)]| {
+        let (a, b) = (pair_cosines(vectors, a), pair_cosines(vectors, b));
+        let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+        let estimate = mean(&a) - mean(&b);
+        if a.is_empty() || b.is_empty() {
+            return Interval {
+                estimate: f64::NAN,
+                lo: f64::NAN,
+                hi: f64::NAN,
+                level: 0.95,
+            };
+        }
+        let mut draw = |xs: &[f64]| {
+            (0..xs.len())
+                .map(|_| xs[crate::inference::index(&mut rng, xs.len())])
+                .sum::<f64>()
+                / xs.len() as f64
+        };
+        let draws = (0..resamples).map(|_| draw(&a) - draw(&b)).collect();
+        crate::inference::percentile_interval(estimate, draws, 0.95)
+    };
+    CollocationGaps {
+        collocated_minus_matched: gap(&pairs.pairs, &pairs.matched),
+        shared_minus_matched: gap(&pairs.shared_context, &pairs.shared_matched),
+        collocated_pairs: pair_cosines(vectors, &pairs.pairs).len(),
+        shared_pairs: pair_cosines(vectors, &pairs.shared_context).len(),
     }
 }
 
@@ -406,5 +463,69 @@ mod tests {
         assert_eq!(s.pairs, 1);
         assert!((s.collocated - 0.6).abs() < 1e-6);
         assert!(s.shuffled.is_nan());
+    }
+
+    #[test]
+    fn gaps_have_the_known_spread_of_their_pairs() {
+        // Words w0..w199 in 2-D: w_i at angle theta_i, so cos(w_i, w_j) = cos(theta_i - theta_j).
+        // Collocated pairs (w_2k, w_2k+1) at cosine 1 or 0 (alternately); matched pairs all at
+        // cosine 0.2; shared-context pairs all at cosine 0.5 against 0.5.
+        let mut words = Vec::new();
+        let mut data = Vec::new();
+        let mut push = |name: String, theta: f64| {
+            words.push(name);
+            data.extend([theta.cos() as f32, theta.sin() as f32]);
+        };
+        let (mut pairs, mut matched) = (Vec::new(), Vec::new());
+        for k in 0..50 {
+            let (a, b) = (format!("c{k}a"), format!("c{k}b"));
+            push(a.clone(), 0.0);
+            push(
+                b.clone(),
+                if k % 2 == 0 {
+                    0.0
+                } else {
+                    std::f64::consts::FRAC_PI_2
+                },
+            );
+            pairs.push((a, b));
+            let (a, b) = (format!("m{k}a"), format!("m{k}b"));
+            push(a.clone(), 0.0);
+            push(b.clone(), 0.2f64.acos());
+            matched.push((a, b));
+        }
+        push("s".into(), 0.0);
+        push("t".into(), 0.5f64.acos());
+        let st = ("s".to_string(), "t".to_string());
+        let v = WordVectors::new(words, 2, data);
+        let pairs = CollocationPairs {
+            pairs,
+            shuffled: vec![],
+            matched,
+            shared_context: vec![st.clone(); 10],
+            shared_matched: vec![st; 10],
+            excluded: 0,
+        };
+        let g = collocation_gaps(&v, &pairs, 4000, 9);
+        // 0.5 - 0.2; the matched pairs do not vary, so the spread is the collocated pairs':
+        // standard error 0.5 / sqrt(50), a 95% half-width of about 0.139.
+        let c = g.collocated_minus_matched;
+        assert!((c.estimate - 0.3).abs() < 1e-6, "{g:?}");
+        assert!(((c.hi - c.lo) / 2.0 - 0.139).abs() < 0.015, "{g:?}");
+        let s = g.shared_minus_matched;
+        assert!(
+            s.estimate.abs() < 1e-6 && s.lo.abs() < 1e-6 && s.hi.abs() < 1e-6,
+            "{g:?}"
+        );
+        assert_eq!((g.collocated_pairs, g.shared_pairs), (50, 10));
+        // No controls: no gap.
+        let none = CollocationPairs {
+            matched: vec![],
+            ..pairs
+        };
+        assert!(collocation_gaps(&v, &none, 10, 1)
+            .collocated_minus_matched
+            .estimate
+            .is_nan());
     }
 }

@@ -62,6 +62,19 @@ pub fn mean_pairwise_cosine(vectors: &[&[f32]]) -> f64 {
     }
 }
 
+/// The cosine of every pair `i < j` of `vectors`, row by row (`(0,1), (0,2), .., (1,2), ..`):
+/// what [`mean_pairwise_cosine`] averages.
+pub fn pairwise_cosines(vectors: &[&[f32]]) -> Vec<f64> {
+    let n = vectors.len();
+    let mut out = Vec::with_capacity(n * n.saturating_sub(1) / 2);
+    for i in 0..n {
+        for j in i + 1..n {
+            out.push(cosine(vectors[i], vectors[j]));
+        }
+    }
+    out
+}
+
 /// Linear CKA (Kornblith et al. 2019) between two `n x k` row-major matrices whose rows are the
 /// same n items (here: the input dimensions) and whose columns are features (the head's output
 /// dimensions): ||X^T Y||_F^2 / (||X^T X||_F ||Y^T Y||_F) after centring each column. 1 when Y is
@@ -773,6 +786,112 @@ pub struct LayerContextuality {
     pub max_explainable_variance_excess: f64,
     /// Words tracked: those with at least [`MIN_CONTEXTS`] occurrences in the pass.
     pub words: usize,
+    /// What the means above average, for intervals over them ([`LayerContextuality::intervals`]).
+    #[serde(skip)]
+    pub items: ContextualityItems,
+}
+
+/// The items a layer's contextuality statistics are means over.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ContextualityItems {
+    /// Each tracked word's self-similarity (the words counted in `words`).
+    pub self_similarity: Vec<f64>,
+    /// Each sequence's intra-sentence similarity and that of its null bag (sequences with two
+    /// or more word positions).
+    pub intra_sentence: Vec<(f64, f64)>,
+    /// The anisotropy sample's tokens: how many, and the cosine of every pair `i < j`, row by
+    /// row (`(0,1), (0,2), .., (1,2), ..`).
+    pub tokens: usize,
+    pub token_cosines: Vec<f64>,
+}
+
+/// 95% percentile intervals of one layer's contextuality over the sampling of its items.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContextualityIntervals {
+    /// Tracked words resampled.
+    pub self_similarity: crate::inference::Interval,
+    /// The sample's tokens resampled (a pair of two draws of one token is not a pair).
+    pub anisotropy: crate::inference::Interval,
+    /// Words and tokens resampled, independently, in each draw.
+    pub self_similarity_adjusted: crate::inference::Interval,
+    /// Sequences resampled.
+    pub intra_sentence: crate::inference::Interval,
+    /// Sequences resampled with their own null bags (paired).
+    pub intra_sentence_excess: crate::inference::Interval,
+}
+
+impl LayerContextuality {
+    /// Intervals over `resamples` bootstrap draws of the words, sequences and tokens behind the
+    /// layer's means: how far another sample of words, sentences and random tokens from the same
+    /// model and text could move them. One model: nothing here says what another training run
+    /// would give. Words share sequences and tokens share words, which the draws ignore.
+    pub fn intervals(&self, resamples: usize, seed: u64) -> ContextualityIntervals {
+        use crate::inference::{index, percentile_interval, SplitMix64};
+        let it = &self.items;
+        let mut rng = SplitMix64::new(seed);
+        let mean_of = |n: usize, rng: &mut SplitMix64, f: &dyn Fn(usize) -> f64| {
+            (0..n).map(|_| f(index(rng, n))).sum::<f64>() / n.max(1) as f64
+        };
+        let n_tok = it.tokens;
+        // Row i's pairs start at offset(i) in the upper triangle.
+        let offset = |i: usize| i * n_tok - i * (i + 1) / 2;
+        let mut counts = vec![0f64; n_tok];
+        let mut draws = [(); 5].map(|_| Vec::with_capacity(resamples));
+        for _ in 0..resamples {
+            let self_sim = mean_of(it.self_similarity.len(), &mut rng, &|i| {
+                it.self_similarity[i]
+            });
+            let intra_draw: Vec<usize> = (0..it.intra_sentence.len())
+                .map(|_| index(&mut rng, it.intra_sentence.len()))
+                .collect();
+            let k = intra_draw.len().max(1) as f64;
+            let intra = intra_draw
+                .iter()
+                .map(|&i| it.intra_sentence[i].0)
+                .sum::<f64>()
+                / k;
+            let excess = intra_draw
+                .iter()
+                .map(|&i| it.intra_sentence[i].0 - it.intra_sentence[i].1)
+                .sum::<f64>()
+                / k;
+            counts.iter_mut().for_each(|c| *c = 0.0);
+            for _ in 0..n_tok {
+                counts[index(&mut rng, n_tok)] += 1.0;
+            }
+            // The mean cosine over pairs of draws of distinct tokens: pair (i, j) is drawn
+            // c_i c_j times.
+            let (mut sum, mut weight) = (0f64, 0f64);
+            for i in 0..n_tok {
+                if counts[i] == 0.0 {
+                    continue;
+                }
+                let row = &it.token_cosines[offset(i)..offset(i) + n_tok - i - 1];
+                let mut s = 0f64;
+                let mut w = 0f64;
+                for (c, x) in counts[i + 1..].iter().zip(row) {
+                    s += c * x;
+                    w += c;
+                }
+                sum += counts[i] * s;
+                weight += counts[i] * w;
+            }
+            let aniso = sum / weight;
+            draws[0].push(self_sim);
+            draws[1].push(aniso);
+            draws[2].push(self_sim - aniso);
+            draws[3].push(intra);
+            draws[4].push(excess);
+        }
+        let [a, b, c, d, e] = draws;
+        ContextualityIntervals {
+            self_similarity: percentile_interval(self.self_similarity, a, 0.95),
+            anisotropy: percentile_interval(self.anisotropy, b, 0.95),
+            self_similarity_adjusted: percentile_interval(self.self_similarity_adjusted, c, 0.95),
+            intra_sentence: percentile_interval(self.intra_sentence, d, 0.95),
+            intra_sentence_excess: percentile_interval(self.intra_sentence_excess, e, 0.95),
+        }
+    }
 }
 
 /// Word-level contextuality statistics use words seen in at least this many contexts
@@ -900,6 +1019,7 @@ pub fn contextuality(
     // occurrences[layer][word] = vectors
     let mut occ: Vec<Vec<Vec<Vec<f32>>>> = vec![vec![Vec::new(); track.len()]; n_layers];
     let mut intra = vec![(0f64, 0usize); n_layers];
+    let mut intra_values: Vec<Vec<f64>> = vec![Vec::new(); n_layers];
     // A reservoir of token vectors per layer for anisotropy (same tokens in every layer).
     // Large enough to draw the null's bags (one sequence's tokens) without replacement.
     let reservoir_size = ((2.0 * pairs as f64).sqrt().ceil() as usize).max(4 * seq_len);
@@ -968,8 +1088,10 @@ pub fn contextuality(
                 }
                 if words.len() >= 2 {
                     let bag: Vec<&[f32]> = words.iter().map(|&p| vec_at(p)).collect();
-                    intra[l].0 += mean_cosine_to_mean(&bag);
+                    let value = mean_cosine_to_mean(&bag);
+                    intra[l].0 += value;
                     intra[l].1 += 1;
+                    intra_values[l].push(value);
                     if l == 0 {
                         bag_positions.push(words.clone());
                     }
@@ -1036,10 +1158,20 @@ pub fn contextuality(
                     .sum::<f64>()
                     / words.len().max(1) as f64
             };
-            let self_sim = mean_over(&|v| mean_pairwise_cosine(v));
+            let self_sims: Vec<f64> = words
+                .iter()
+                .map(|v| mean_pairwise_cosine(&v.iter().map(|x| x.as_slice()).collect::<Vec<_>>()))
+                .collect();
+            let self_sim = self_sims.iter().sum::<f64>() / words.len().max(1) as f64;
             let mev = mean_over(&|v| first_component_share_centred(v));
             let res: Vec<&[f32]> = reservoir[l].iter().map(|x| x.as_slice()).collect();
-            let aniso = mean_pairwise_cosine(&res);
+            let token_cosines = pairwise_cosines(&res);
+            // The same sum in the same order as mean_pairwise_cosine.
+            let aniso = if token_cosines.is_empty() {
+                f64::NAN
+            } else {
+                token_cosines.iter().sum::<f64>() / token_cosines.len() as f64
+            };
             let over_bags = |bags: &[Vec<usize>], f: &dyn Fn(&[&[f32]]) -> f64| {
                 let values: Vec<f64> = bags
                     .iter()
@@ -1048,16 +1180,20 @@ pub fn contextuality(
                     .collect();
                 values.iter().sum::<f64>() / values.len().max(1) as f64
             };
+            let null_values: Vec<f64> = intra_bags
+                .iter()
+                .map(|bag| {
+                    let v: Vec<&[f32]> = bag
+                        .iter()
+                        .map(|&(p, i)| at_position[l][p][i].as_slice())
+                        .collect();
+                    mean_cosine_to_mean(&v)
+                })
+                .collect();
             let intra_null = {
-                let values: Vec<f64> = intra_bags
+                let values: Vec<f64> = null_values
                     .iter()
-                    .map(|bag| {
-                        let v: Vec<&[f32]> = bag
-                            .iter()
-                            .map(|&(p, i)| at_position[l][p][i].as_slice())
-                            .collect();
-                        mean_cosine_to_mean(&v)
-                    })
+                    .copied()
                     .filter(|v| v.is_finite())
                     .collect();
                 values.iter().sum::<f64>() / values.len().max(1) as f64
@@ -1076,7 +1212,107 @@ pub fn contextuality(
                 intra_sentence_excess: intra_s - intra_null,
                 max_explainable_variance_excess: mev - mev_null,
                 words: words.len(),
+                items: ContextualityItems {
+                    self_similarity: self_sims,
+                    intra_sentence: intra_values[l]
+                        .iter()
+                        .zip(&null_values)
+                        .filter(|(a, b)| a.is_finite() && b.is_finite())
+                        .map(|(a, b)| (*a, *b))
+                        .collect(),
+                    tokens: res.len(),
+                    token_cosines,
+                },
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod interval_tests {
+    use super::*;
+
+    fn layer(items: ContextualityItems) -> LayerContextuality {
+        let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+        let self_sim = mean(&items.self_similarity);
+        let aniso = mean(&items.token_cosines);
+        let intra = mean(&items.intra_sentence.iter().map(|p| p.0).collect::<Vec<_>>());
+        let null = mean(&items.intra_sentence.iter().map(|p| p.1).collect::<Vec<_>>());
+        LayerContextuality {
+            layer: 1,
+            self_similarity: self_sim,
+            intra_sentence: intra,
+            intra_sentence_null: null,
+            anisotropy: aniso,
+            max_explainable_variance: f64::NAN,
+            max_explainable_variance_null: f64::NAN,
+            self_similarity_adjusted: self_sim - aniso,
+            intra_sentence_excess: intra - null,
+            max_explainable_variance_excess: f64::NAN,
+            words: items.self_similarity.len(),
+            items,
+        }
+    }
+
+    /// The upper triangle of `n` tokens' cosines from `cos(i, j)`.
+    fn triangle(n: usize, cos: impl Fn(usize, usize) -> f64) -> Vec<f64> {
+        (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .map(|(i, j)| cos(i, j))
+            .collect()
+    }
+
+    #[test]
+    fn intervals_have_the_known_spread_of_their_items() {
+        // 100 words of self-similarity 0 or 1: mean 0.5, standard error 0.05, so the 95%
+        // interval is about 0.5 +- 0.098. 400 tokens in two halves, cosine 1 within the first
+        // half and 0 elsewhere: anisotropy about p^2 for the first half's share p, standard
+        // error about 2 * 0.5 * sqrt(0.25 / 400) = 0.025. Each sequence's intra-sentence value
+        // spreads, but its null is always 0.1 below it: the paired excess is exactly 0.1.
+        let n_tok = 400;
+        let items = ContextualityItems {
+            self_similarity: (0..100).map(|i| (i % 2) as f64).collect(),
+            intra_sentence: (0..50)
+                .map(|i| (0.2 + 0.01 * i as f64, 0.1 + 0.01 * i as f64))
+                .collect(),
+            tokens: n_tok,
+            token_cosines: triangle(n_tok, |i, j| f64::from(i < n_tok / 2 && j < n_tok / 2)),
+        };
+        let l = layer(items);
+        let iv = l.intervals(4000, 3);
+        assert_eq!(iv.self_similarity.estimate, 0.5);
+        let half = |i: crate::inference::Interval| (i.hi - i.lo) / 2.0;
+        assert!((half(iv.self_similarity) - 0.098).abs() < 0.012, "{iv:?}");
+        let a = l.anisotropy;
+        assert!((a - 199.0 / 798.0).abs() < 1e-12); // (200 choose 2) / (400 choose 2)
+        assert!((half(iv.anisotropy) - 0.049).abs() < 0.008, "{iv:?}");
+        assert!(iv.anisotropy.lo < a && a < iv.anisotropy.hi);
+        // Words and tokens drawn independently: the variances add.
+        let both = (0.05f64.powi(2) + 0.025f64.powi(2)).sqrt() * 1.96;
+        assert!(
+            (half(iv.self_similarity_adjusted) - both).abs() < 0.015,
+            "{iv:?}"
+        );
+        assert!((iv.intra_sentence_excess.lo - 0.1).abs() < 1e-12);
+        assert!((iv.intra_sentence_excess.hi - 0.1).abs() < 1e-12);
+        // The sequences' own values (0.20 to 0.69 by 0.01) spread: standard error
+        // 0.01 * sqrt((50^2 - 1) / 12) / sqrt(50) = 0.0204.
+        assert!((half(iv.intra_sentence) - 0.040).abs() < 0.006, "{iv:?}");
+    }
+
+    #[test]
+    fn a_pair_of_two_draws_of_one_token_is_not_a_pair() {
+        // Every distinct pair has cosine 0.3: any resample of two or more distinct tokens gives
+        // 0.3 exactly, which a draw counting a token paired with itself (cosine 1) would not.
+        let items = ContextualityItems {
+            self_similarity: vec![0.5; 10],
+            intra_sentence: vec![(0.4, 0.2); 10],
+            tokens: 30,
+            token_cosines: vec![0.3; 30 * 29 / 2],
+        };
+        let iv = layer(items).intervals(200, 5);
+        assert!((iv.anisotropy.lo - 0.3).abs() < 1e-12 && (iv.anisotropy.hi - 0.3).abs() < 1e-12);
+        assert!((iv.self_similarity_adjusted.lo - 0.2).abs() < 1e-12);
+        assert!((iv.intra_sentence_excess.hi - 0.2).abs() < 1e-12);
+    }
 }

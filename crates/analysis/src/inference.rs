@@ -68,7 +68,8 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     }
 }
 
-fn percentile_interval(estimate: f64, mut draws: Vec<f64>, level: f64) -> Interval {
+/// `estimate` with the percentile interval of `draws` (its non-finite draws left out).
+pub(crate) fn percentile_interval(estimate: f64, mut draws: Vec<f64>, level: f64) -> Interval {
     draws.retain(|x| x.is_finite());
     draws.sort_by(f64::total_cmp);
     let tail = (1.0 - level) / 2.0;

@@ -514,6 +514,26 @@ fn an_untrained_models_intra_sentence_similarity_sits_at_its_null() {
             r.max_explainable_variance_null > 0.0 && r.max_explainable_variance_null < 1.0,
             "{r:?}"
         );
+        // The items the intervals resample are what the statistics average.
+        let it = &r.items;
+        let mean = |xs: &mut dyn Iterator<Item = f64>| {
+            let v: Vec<f64> = xs.collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        };
+        assert_eq!(it.self_similarity.len(), r.words);
+        assert!((mean(&mut it.self_similarity.iter().copied()) - r.self_similarity).abs() < 1e-12);
+        assert_eq!(it.token_cosines.len(), it.tokens * (it.tokens - 1) / 2);
+        assert!((mean(&mut it.token_cosines.iter().copied()) - r.anisotropy).abs() < 1e-12);
+        assert_eq!(it.intra_sentence.len(), n_seq);
+        assert!(
+            (mean(&mut it.intra_sentence.iter().map(|p| p.0)) - r.intra_sentence).abs() < 1e-12
+        );
+        let excess = mean(&mut it.intra_sentence.iter().map(|p| p.0 - p.1));
+        assert!((excess - r.intra_sentence_excess).abs() < 1e-12);
+        let iv = r.intervals(500, 1);
+        for i in [iv.self_similarity, iv.anisotropy, iv.intra_sentence_excess] {
+            assert!(i.lo <= i.estimate && i.estimate <= i.hi, "{iv:?}");
+        }
     }
 }
 

@@ -159,7 +159,9 @@ fn cross_head_matrices(l: &LayerQkv, h: usize) -> (f64, f64) {
 
 /// A score of one table with its 95% interval over the benchmark's items (one checkpoint, so
 /// no seed term: the interval says how far another sample of items could move the score, not
-/// what another training run would give).
+/// what another training run would give). Benchmark `collocation`: the collocation gaps, over
+/// pairs; `contextuality` and `contextuality-sentences`: Ethayarajh's measures, over words
+/// (self-similarity), random tokens (anisotropy) and sequences (intra-sentence).
 #[derive(Debug, Serialize, serde::Deserialize)]
 pub struct IntervalRow {
     pub model: String,
@@ -168,7 +170,9 @@ pub struct IntervalRow {
     pub benchmark: String,
     /// `spearman` or `3CosAdd`; `only-b` and `ignore-a` are Linzen's (2016) baselines on the
     /// same questions; `minus_embedding` is the score minus the input embedding's on the items
-    /// both answer, `minus_only_b` 3CosAdd minus the only-b baseline.
+    /// both answer, `minus_only_b` 3CosAdd minus the only-b baseline. For collocation
+    /// `collocated_minus_matched` and `shared_minus_matched`; for contextuality the measure's
+    /// name in contextuality.csv.
     pub metric: String,
     pub estimate: f64,
     pub lo: f64,
@@ -258,6 +262,90 @@ fn item_intervals(
                     push(&rep, b, "minus_embedding", d.diff, d.a.items, None);
                 }
             }
+        }
+    }
+    rows
+}
+
+/// Resamples behind the collocation and contextuality intervals (as many as the item
+/// bootstrap's).
+const RESAMPLES: usize = 2000;
+
+/// A table's collocation gaps (collocated and shared-context pairs minus their matched pairs'
+/// mean cosine) with intervals over the pairs, as rows of `intervals.csv` (benchmark
+/// `collocation`).
+fn collocation_intervals(
+    table: &word2vec::WordVectors,
+    pairs: &analysis::collocation::CollocationPairs,
+    template: &TidyRow,
+) -> Vec<IntervalRow> {
+    let g = analysis::collocation::collocation_gaps(table, pairs, RESAMPLES, 0x636f_6c6c);
+    [
+        (
+            "collocated_minus_matched",
+            g.collocated_minus_matched,
+            g.collocated_pairs,
+        ),
+        (
+            "shared_minus_matched",
+            g.shared_minus_matched,
+            g.shared_pairs,
+        ),
+    ]
+    .into_iter()
+    .map(|(metric, i, n)| IntervalRow {
+        model: template.model.clone(),
+        representation: template.representation.clone(),
+        layer: template.layer,
+        benchmark: "collocation".into(),
+        metric: metric.into(),
+        estimate: i.estimate,
+        lo: i.lo,
+        hi: i.hi,
+        items: n,
+        chance_lo: None,
+        chance_hi: None,
+    })
+    .collect()
+}
+
+/// Every layer's contextuality with intervals over its words, sequences and tokens
+/// ([`analysis::geometry::LayerContextuality::intervals`]), as rows of `intervals.csv`
+/// (representation `contextual`, benchmark as in contextuality.csv).
+fn contextuality_intervals(
+    name: &str,
+    ctx: &[analysis::geometry::LayerContextuality],
+    benchmark: &str,
+    seed: u64,
+) -> Vec<IntervalRow> {
+    let mut rows = Vec::new();
+    for l in ctx {
+        let iv = l.intervals(RESAMPLES, seed ^ l.layer as u64);
+        let (words, sequences, tokens) = (l.words, l.items.intra_sentence.len(), l.items.tokens);
+        for (metric, i, n) in [
+            ("self_similarity", iv.self_similarity, words),
+            ("anisotropy", iv.anisotropy, tokens),
+            (
+                "self_similarity_adjusted",
+                iv.self_similarity_adjusted,
+                words,
+            ),
+            ("intra_sentence", iv.intra_sentence, sequences),
+            ("intra_sentence_excess", iv.intra_sentence_excess, sequences),
+        ] {
+            rows.push(IntervalRow {
+                model: name.to_string(),
+                representation: "contextual".into(),
+                layer: Some(l.layer),
+                benchmark: benchmark.to_string(),
+                metric: metric.into(),
+                estimate: i.estimate,
+                lo: i.lo,
+                hi: i.hi,
+                items: n,
+                chance_lo: None,
+                chance_hi: None,
+            });
         }
     }
     rows
@@ -426,11 +514,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let benchmarks = super::eval::benchmarks(&[])?;
     // Collocated word pairs of the corpus and their controls, as the study draws them.
     let collocations = super::study::collocations(&corpus, &cfg.collocation);
-    // Every table: analogy and similarity rows with each item's outcome, and collocation rows.
-    let score = |t: &word2vec::WordVectors, template: &TidyRow| {
+    // Every table: analogy and similarity rows with each item's outcome, and collocation rows
+    // with the gaps' intervals over pairs.
+    let mut gaps = Vec::new();
+    let mut score = |t: &word2vec::WordVectors, template: &TidyRow| {
         let (mut rows, items) =
             super::eval::evaluate_table_items(t, &benchmarks, &cfg.eval, template);
         rows.extend(super::study::collocation_rows(t, &collocations, template));
+        gaps.extend(collocation_intervals(t, &collocations, template));
         (rows, items)
     };
     let template = TidyRow::template("pretrained", &name, "embedding");
@@ -538,8 +629,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     );
     output::write_csv(&out.join("scores.csv"), &scores)?;
     let started = std::time::Instant::now();
-    let intervals = item_intervals(&name, items, &benchmarks);
-    output::write_csv(&out.join("intervals.csv"), &intervals)?;
+    let mut intervals = item_intervals(&name, items, &benchmarks);
+    intervals.extend(gaps);
     println!(
         "intervals over items: {:.1} s",
         started.elapsed().as_secs_f64()
@@ -568,6 +659,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         seed,
     );
     let mut context_rows = super::study::contextuality_rows(&ctx, "contextuality", &t);
+    intervals.extend(contextuality_intervals(&name, &ctx, "contextuality", seed));
     if let Some(s) = &c.sentences {
         let rows = super::study::sentence_sequences(&corpus, s, seqs.seq_len, c.sequences)?;
         let ctx = geometry::contextuality(
@@ -585,8 +677,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             "contextuality-sentences",
             &t,
         ));
+        intervals.extend(contextuality_intervals(
+            &name,
+            &ctx,
+            "contextuality-sentences",
+            seed,
+        ));
     }
     output::write_csv(&out.join("contextuality.csv"), &context_rows)?;
+    output::write_csv(&out.join("intervals.csv"), &intervals)?;
     let reference = read_reference(&paths::resolve(Path::new(ETHAYARAJH)))?;
     contextuality_figures(
         &out,

@@ -1141,12 +1141,18 @@ fn findings(src: &Sources) -> String {
     md
 }
 
-/// Similarity sets and the analogy set of the pretrained tables, as columns.
-const PRETRAINED_COLUMNS: [(&str, &str, &str); 4] = [
+/// Similarity sets and the analogy set of the pretrained tables, and the collocation gap, as
+/// columns.
+const PRETRAINED_COLUMNS: [(&str, &str, &str); 5] = [
     ("WS-353-ALL", "spearman", "WS-353"),
     ("SIMLEX-999", "spearman", "SimLex-999"),
     ("MEN-TR-3k", "spearman", "MEN"),
     ("questions-words", "3CosAdd", "Google analogies (3CosAdd)"),
+    (
+        "collocation",
+        "collocated_minus_matched",
+        "collocated - matched cosine",
+    ),
 ];
 
 /// One section per checkpoint measured by `--exp pretrained` (`out/pretrained/<name>/`, with
@@ -1190,11 +1196,17 @@ fn pretrained_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
             let _ = write!(w, " {label} |");
         }
         let _ = writeln!(w, "\n|---|---|{}", "---|".repeat(PRETRAINED_COLUMNS.len()));
-        let mut reps: Vec<(String, Option<usize>)> = intervals
+        // The tables, in the file's order (each once; contextuality's rows are not a table).
+        let mut reps: Vec<(String, Option<usize>)> = Vec::new();
+        for r in intervals
             .iter()
-            .map(|r| (r.representation.clone(), r.layer))
-            .collect();
-        reps.dedup();
+            .filter(|r| r.representation != "contextual")
+        {
+            let rep = (r.representation.clone(), r.layer);
+            if !reps.contains(&rep) {
+                reps.push(rep);
+            }
+        }
         for (rep, layer) in &reps {
             let _ = write!(
                 w,
@@ -1206,22 +1218,24 @@ fn pretrained_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
             }
             let _ = writeln!(w);
         }
+        let _ = writeln!(w, "\nThe collocation column is the mean cosine of the corpus's collocated pairs minus that of frequency-matched pairs that never co-occur (the study's effect size), its interval over the pairs (each group resampled on its own; pairs that share words are drawn as if independent).");
         let _ = writeln!(
             w,
             "\nEach table minus the input embedding, on the items both answer:\n"
         );
+        let scored = &PRETRAINED_COLUMNS[..PRETRAINED_COLUMNS.len() - 1];
         let _ = write!(w, "| table | layer |");
-        for (_, _, label) in PRETRAINED_COLUMNS {
+        for (_, _, label) in scored {
             let _ = write!(w, " {label} |");
         }
-        let _ = writeln!(w, "\n|---|---|{}", "---|".repeat(PRETRAINED_COLUMNS.len()));
+        let _ = writeln!(w, "\n|---|---|{}", "---|".repeat(scored.len()));
         for (rep, layer) in reps.iter().filter(|(r, _)| r != "embedding") {
             let _ = write!(
                 w,
                 "| {rep} | {} |",
                 layer.map_or("-".to_string(), |l| l.to_string())
             );
-            for (bench, _, _) in PRETRAINED_COLUMNS {
+            for (bench, _, _) in scored {
                 let _ = write!(w, " {} |", cell(rep, *layer, bench, "minus_embedding"));
             }
             let _ = writeln!(w);
@@ -1232,7 +1246,12 @@ fn pretrained_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
             ("contextuality-sentences", "on the config's `[contextuality] sentences` (WikiText-2's validation split in the committed runs; words outside the study's vocabulary read as `[UNK]`)"),
             ("contextuality", "on the corpus's training rows"),
         ] {
+            // With its interval where intervals.csv has one (runs before it did have none).
             let at = |layer: usize, metric: &str| {
+                let with = cell("contextual", Some(layer), benchmark, metric);
+                if with != "-" {
+                    return with;
+                }
                 ctx.iter()
                     .find(|r| r.benchmark == benchmark && r.layer == Some(layer) && r.metric == metric)
                     .map(|r| format!("{:.3}", r.value))
@@ -1247,21 +1266,22 @@ fn pretrained_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
             if layers.is_empty() {
                 continue;
             }
-            let _ = writeln!(w, "Contextuality {what}:\n\n| layer | self-similarity | intra-sentence | its null | anisotropy | self-sim. - anisotropy |\n|---|---|---|---|---|---|");
+            let _ = writeln!(w, "Contextuality {what}:\n\n| layer | self-similarity | intra-sentence | its null | intra-sentence - null | anisotropy | self-sim. - anisotropy |\n|---|---|---|---|---|---|---|");
             for l in layers {
                 let _ = writeln!(
                     w,
-                    "| {l} | {} | {} | {} | {} | {} |",
+                    "| {l} | {} | {} | {} | {} | {} | {} |",
                     at(l, "self_similarity"),
                     at(l, "intra_sentence"),
                     at(l, "intra_sentence_null"),
+                    at(l, "intra_sentence_excess"),
                     at(l, "anisotropy"),
                     at(l, "self_similarity_adjusted")
                 );
             }
             let _ = writeln!(w);
         }
-        let _ = writeln!(w, "Ethayarajh (2019) measured BERT-base (cased) and GPT-2 on STS sentences, each WordPiece piece (BERT) or word (GPT-2) a token, with no start piece before GPT-2's text; the figures draw his published values (`data/reference/`) beside these against relative depth. Point values, one checkpoint each.\n");
+        let _ = writeln!(w, "Ethayarajh (2019) measured BERT-base (cased) and GPT-2 on STS sentences, each WordPiece piece (BERT) or word (GPT-2) a token, with no start piece before GPT-2's text; the figures draw his published values (`data/reference/`) beside these against relative depth. The intervals are over the tracked words (self-similarity), the random tokens of the anisotropy sample, and the sequences (intra-sentence, each with its own null bag), one checkpoint; the figures and his values are point values.\n");
         for stem in ["self-similarity", "intra-sentence", "anisotropy"] {
             let _ = writeln!(w, "![{stem}](pretrained/{name}/contextuality-{stem}.png)");
         }
@@ -1321,6 +1341,20 @@ mod tests {
                 iv("embedding", None, "questions-words", "3CosAdd", 0.5),
                 iv("embedding", None, "questions-words", "only-b", 0.25),
                 iv("aggregated", Some(2), "SIMLEX-999", "spearman", 0.45),
+                iv(
+                    "embedding",
+                    None,
+                    "collocation",
+                    "collocated_minus_matched",
+                    0.2,
+                ),
+                iv(
+                    "contextual",
+                    Some(1),
+                    "contextuality-sentences",
+                    "self_similarity",
+                    0.8,
+                ),
             ],
         )
         .unwrap();
@@ -1340,15 +1374,23 @@ mod tests {
         pretrained_section(&mut md, dir.path()).unwrap();
         assert!(md.contains("## A pretrained checkpoint: tiny"), "{md}");
         assert!(
-            md.contains("| embedding | - | 0.700 [0.600, 0.800] | - | - | 0.500 [0.400, 0.600] |"),
+            md.contains(
+                "| embedding | - | 0.700 [0.600, 0.800] | - | - | 0.500 [0.400, 0.600] | 0.200 [0.100, 0.300] |"
+            ),
             "{md}"
         );
         assert!(
-            md.contains("| aggregated | 2 | - | 0.450 [0.350, 0.550] | - | - |"),
+            md.contains("| aggregated | 2 | - | 0.450 [0.350, 0.550] | - | - | - |"),
             "{md}"
         );
         assert!(md.contains("only-b 0.250 [0.150, 0.350]"), "{md}");
-        assert!(md.contains("| 1 | 0.810 | - | - | 0.300 | - |"), "{md}");
+        // Contextuality: the interval where intervals.csv has one, else the point value; the
+        // contextual rows are not a table of the score table.
+        assert!(
+            md.contains("| 1 | 0.800 [0.700, 0.900] | - | - | - | 0.300 | - |"),
+            "{md}"
+        );
+        assert!(!md.contains("| contextual |"), "{md}");
         assert!(
             md.contains("pretrained/tiny/contextuality-anisotropy.png"),
             "{md}"
