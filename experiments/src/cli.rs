@@ -160,6 +160,10 @@ pub struct Args {
     /// Continue a training run from its last checkpoint.
     #[arg(long)]
     pub resume: bool,
+    /// `pretrained`: say what reading the corpus will cost (time from one batch timed, memory)
+    /// and stop, measuring and writing nothing.
+    #[arg(long)]
+    pub estimate: bool,
     /// `bench-transformer-steps`: blocks in the benchmark model (default 4, the paper model's),
     /// for scripts/bench_depth.py, which asks whether flex's gap to PyTorch grows with depth.
     #[arg(long)]
@@ -260,7 +264,7 @@ impl Experiment {
             Analogy | Similarity | Layers | Qkv | Frozen | Objective | Contextuality | Dynamics
             | All => PAPER,
             MeasureModel | MeasureSnapshots | Sweep => ONE,
-            Pretrained => &["config", "corpus", "out", "model"],
+            Pretrained => &["config", "corpus", "out", "model", "estimate"],
             BenchPretrainedSteps => &["model", "seed"],
             Report => &["config", "out", "quick"],
             CheckOutputs | Seal => &["out"],

@@ -322,6 +322,41 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
 }
 
 #[test]
+fn an_estimate_says_the_cost_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("planted.txt");
+    let words = ["love", "sex", "tiger", "cat", "book", "the"];
+    let text: Vec<&str> = (0..2000)
+        .map(|i| words[(i * 5 + i / 7) % words.len()])
+        .collect();
+    std::fs::write(&corpus, text.join(" ")).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[
+        "--exp",
+        "pretrained",
+        "--model",
+        fixture().to_str().unwrap(),
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--estimate",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(said.contains("pooling reads"), "{said}");
+    // Memory said before anything is pooled (its arithmetic is pooling_memory's unit test).
+    let memory = said.lines().find(|l| l.starts_with("memory: ")).unwrap();
+    assert!(
+        memory.contains("running sums") && memory.contains("in all"),
+        "{memory}"
+    );
+    assert!(said.contains("--estimate: stopping here"), "{said}");
+    assert!(!said.contains("pooled "), "{said}");
+    assert!(!out.join("pretrained").exists());
+}
+
+#[test]
 fn a_missing_model_or_tokenizer_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let o = run(&["--exp", "pretrained", "--out", dir.path().to_str().unwrap()]);

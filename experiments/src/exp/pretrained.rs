@@ -267,6 +267,21 @@ fn item_intervals(
     rows
 }
 
+/// Bytes that pooling `words` words over `n_layers` layers of `width` keeps: its f64 running
+/// sums, and the f32 tables (pooled and decontextualized, one per layer each).
+fn pooling_memory(n_layers: usize, words: usize, width: usize) -> (f64, f64) {
+    let cells = (n_layers * words * width) as f64;
+    (cells * 8.0, 2.0 * cells * 4.0)
+}
+
+/// This machine's memory in bytes (`MemTotal` of /proc/meminfo), where there is one.
+fn memory_total() -> Option<f64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024.0)
+}
+
 /// Resamples behind the collocation and contextuality intervals (as many as the item
 /// bootstrap's).
 const RESAMPLES: usize = 2000;
@@ -569,6 +584,33 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         cfg.contextuality.sequences.min(seqs.n_train()),
         per_batch * cfg.contextuality.sequences.min(seqs.n_train()).div_ceil(batch) as f64 / 60.0
     );
+    // Memory: what the process holds now (weights, corpus, one batch's activations: measured),
+    // plus what pooling keeps (f64 running sums for every word at every layer, then an f32
+    // table per layer) and the decontextualized tables (as many again).
+    let (n_layers, width) = (
+        layered::Layered::n_layers(&reader),
+        layered::Layered::width(&reader),
+    );
+    let gib = |bytes: f64| bytes / f64::from(1u32 << 30);
+    let now = word2vec::usage::now().peak_rss_bytes as f64;
+    let (sums, tables) = pooling_memory(n_layers, words.len(), width);
+    let total = now + sums + tables;
+    let machine = memory_total();
+    println!(
+        "memory: {:.2} GiB at the peak so far (weights, corpus, one batch), pooling's running sums {:.2} GiB, the tables {:.2} GiB: about {:.1} GiB in all{}",
+        gib(now),
+        gib(sums),
+        gib(tables),
+        gib(total),
+        machine.map_or(String::new(), |m| format!(" of this machine's {:.1} GiB", gib(m)))
+    );
+    if machine.is_some_and(|m| total > m) {
+        println!("warning: that is more memory than this machine has; a smaller [eval] restrict_vocab pools fewer words");
+    }
+    if args.estimate {
+        println!("--estimate: stopping here; nothing measured or written");
+        return Ok(());
+    }
     let started = std::time::Instant::now();
     let pooled = analysis::subword::aggregated(
         &ckpt.model,
@@ -923,6 +965,15 @@ pub fn serve(args: &Args) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pooling_memory_is_the_sums_and_the_tables() {
+        // BERT-base over the text8 slice's 22,541 words: 13 layers of 768.
+        let (sums, tables) = pooling_memory(13, 22_541, 768);
+        assert_eq!(sums, 13.0 * 22_541.0 * 768.0 * 8.0); // 1.68 GiB
+        assert_eq!(tables, sums);
+        assert!(memory_total().is_some_and(|m| m > 1e8));
+    }
 
     #[test]
     fn the_committed_reference_rows_read_and_a_bad_row_is_named_by_file_and_line() {
