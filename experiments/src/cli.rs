@@ -161,7 +161,7 @@ pub struct Args {
     #[arg(long)]
     pub resume: bool,
     /// `pretrained`: say what reading the corpus will cost (time from one batch timed, memory)
-    /// and stop, measuring and writing nothing.
+    /// and stop before the corpus passes, writing nothing.
     #[arg(long)]
     pub estimate: bool,
     /// `bench-transformer-steps`: blocks in the benchmark model (default 4, the paper model's),

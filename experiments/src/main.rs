@@ -48,7 +48,8 @@ fn main() -> ExitCode {
     // Held until the process exits: one writer per `--out` (`--jobs`' children run under their
     // parent's).
     let mut _out_lock = None;
-    if args.exp.writes() {
+    // `pretrained --estimate` writes nothing, so it neither creates `--out` nor waits for it.
+    if args.exp.writes() && !args.estimate {
         if let Err(e) = paths::check_out(&args.out) {
             eprintln!("error: {e:#}");
             return ExitCode::FAILURE;

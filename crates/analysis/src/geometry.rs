@@ -816,7 +816,9 @@ pub struct ContextualityIntervals {
     pub self_similarity_adjusted: crate::inference::Interval,
     /// Sequences resampled.
     pub intra_sentence: crate::inference::Interval,
-    /// Sequences resampled with their own null bags (paired).
+    /// Sequences resampled with their own null bags (paired). The null's bags are drawn from
+    /// a fixed sample of 64 tokens per position, whose own sampling is not resampled: the
+    /// interval carries the sentences' variation, not the null's, and is narrow for it.
     pub intra_sentence_excess: crate::inference::Interval,
 }
 
@@ -824,7 +826,9 @@ impl LayerContextuality {
     /// Intervals over `resamples` bootstrap draws of the words, sequences and tokens behind the
     /// layer's means: how far another sample of words, sentences and random tokens from the same
     /// model and text could move them. One model: nothing here says what another training run
-    /// would give. Words share sequences and tokens share words, which the draws ignore.
+    /// would give. Words share sequences, sequences share articles and tokens share words,
+    /// which the draws ignore (so the intervals are if anything narrow). A statistic with no
+    /// items (no tracked word, no sequence, fewer than two tokens) gets a NaN interval.
     pub fn intervals(&self, resamples: usize, seed: u64) -> ContextualityIntervals {
         use crate::inference::{index, percentile_interval, SplitMix64};
         let it = &self.items;
@@ -883,7 +887,21 @@ impl LayerContextuality {
             draws[3].push(intra);
             draws[4].push(excess);
         }
-        let [a, b, c, d, e] = draws;
+        let [mut a, mut b, mut c, mut d, mut e] = draws;
+        // No items: no draw means anything (an empty mean would read as 0).
+        let blank = |x: &mut Vec<f64>| x.iter_mut().for_each(|v| *v = f64::NAN);
+        if it.self_similarity.is_empty() {
+            blank(&mut a);
+            blank(&mut c);
+        }
+        if n_tok < 2 {
+            blank(&mut b);
+            blank(&mut c);
+        }
+        if it.intra_sentence.is_empty() {
+            blank(&mut d);
+            blank(&mut e);
+        }
         ContextualityIntervals {
             self_similarity: percentile_interval(self.self_similarity, a, 0.95),
             anisotropy: percentile_interval(self.anisotropy, b, 0.95),
@@ -1314,5 +1332,22 @@ mod interval_tests {
         assert!((iv.anisotropy.lo - 0.3).abs() < 1e-12 && (iv.anisotropy.hi - 0.3).abs() < 1e-12);
         assert!((iv.self_similarity_adjusted.lo - 0.2).abs() < 1e-12);
         assert!((iv.intra_sentence_excess.hi - 0.2).abs() < 1e-12);
+        // No tracked word, one token, no sequence: NaN, not a certain 0.
+        let none = layer(ContextualityItems {
+            self_similarity: vec![],
+            intra_sentence: vec![],
+            tokens: 1,
+            token_cosines: vec![],
+        });
+        let iv = none.intervals(50, 1);
+        for i in [
+            iv.self_similarity,
+            iv.anisotropy,
+            iv.self_similarity_adjusted,
+            iv.intra_sentence,
+            iv.intra_sentence_excess,
+        ] {
+            assert!(i.lo.is_nan() && i.hi.is_nan(), "{iv:?}");
+        }
     }
 }

@@ -274,6 +274,53 @@ fn pooling_memory(n_layers: usize, words: usize, width: usize) -> (f64, f64) {
     (cells * 8.0, 2.0 * cells * 4.0)
 }
 
+/// `--exp pretrained`'s own config, whose runs write under the checkpoint's bare name.
+const DEFAULT_CONFIG: &str = "experiments/configs/pretrained.toml";
+
+/// The directory a run writes under `out/pretrained/`: the checkpoint's name, followed by `@`
+/// and the corpus file's stem when the corpus is not the default config's, or else the config
+/// file's stem when another config is used, so that runs of one checkpoint on two corpora or
+/// two configs never overwrite each other.
+fn out_name(
+    model: &str,
+    corpus: &Path,
+    default_corpus: Option<&Path>,
+    other_config: Option<&Path>,
+) -> String {
+    let stem = |p: &Path| {
+        let file = p
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let file = file.strip_suffix(".gz").unwrap_or(&file);
+        let file = file.strip_suffix(".toml").unwrap_or(file);
+        file.strip_suffix(".txt").unwrap_or(file).to_string()
+    };
+    let same_corpus = default_corpus.is_some_and(|d| paths::resolve(d) == paths::resolve(corpus));
+    match (same_corpus, other_config) {
+        (false, _) => format!("{model}@{}", stem(corpus)),
+        (true, Some(config)) => format!("{model}@{}", stem(config)),
+        (true, None) => model.to_string(),
+    }
+}
+
+/// Bytes that one contextuality pass keeps at most, per layer: `occurrences` tracked
+/// occurrence vectors, 64 tokens per position for the intra-sentence null
+/// (`geometry::contextuality`'s per-position reservoir) and the anisotropy sample of about
+/// sqrt(2 pairs) tokens with every pair's cosine (f64); the report keeps two passes' pair cosines.
+fn contextuality_memory(
+    n_layers: usize,
+    width: usize,
+    occurrences: usize,
+    seq_len: usize,
+    pairs: usize,
+) -> f64 {
+    let tokens = ((2.0 * pairs as f64).sqrt().ceil() as usize).max(4 * seq_len);
+    let vectors = (occurrences + 64 * seq_len + tokens) * width * 4;
+    let cosines = 2 * tokens * tokens.saturating_sub(1) / 2 * 8;
+    (n_layers * (vectors + cosines)) as f64
+}
+
 /// This machine's memory in bytes (`MemTotal` of /proc/meminfo), where there is one.
 fn memory_total() -> Option<f64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -501,7 +548,30 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "pretrained".into());
     let init_std = ckpt.architecture.initializer_range();
-    let out = args.out.join("pretrained").join(&name);
+    let corpus_path = args
+        .corpus
+        .clone()
+        .unwrap_or_else(|| cfg.corpus.path.clone());
+    let default_config = paths::resolve(Path::new(DEFAULT_CONFIG));
+    let default_corpus = if default_config.exists() {
+        Some(
+            crate::config::load_file::<super::settings::Config>(&default_config)?
+                .corpus
+                .path,
+        )
+    } else {
+        None
+    };
+    let other_config = args
+        .config
+        .as_ref()
+        .filter(|c| paths::resolve(c) != default_config);
+    let out = args.out.join("pretrained").join(out_name(
+        &name,
+        &corpus_path,
+        default_corpus.as_deref(),
+        other_config.map(|c| c.as_path()),
+    ));
     println!(
         "{}: {:?}, weights stored as {:?}; initialisation reference N(0, {init_std}^2)",
         dir.display(),
@@ -594,13 +664,22 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let gib = |bytes: f64| bytes / f64::from(1u32 << 30);
     let now = word2vec::usage::now().peak_rss_bytes as f64;
     let (sums, tables) = pooling_memory(n_layers, words.len(), width);
-    let total = now + sums + tables;
+    let c = &cfg.contextuality;
+    let context = contextuality_memory(
+        n_layers,
+        width,
+        c.words.min(words.len()) * c.per_word,
+        seqs.seq_len,
+        c.pairs,
+    );
+    let total = now + sums + tables + context;
     let machine = memory_total();
     println!(
-        "memory: {:.2} GiB at the peak so far (weights, corpus, one batch), pooling's running sums {:.2} GiB, the tables {:.2} GiB: about {:.1} GiB in all{}",
+        "memory: {:.2} GiB at the peak so far (weights, corpus, one batch), pooling's running sums {:.2} GiB, the tables {:.2} GiB, contextuality's samples {:.2} GiB: at most about {:.1} GiB in all{}",
         gib(now),
         gib(sums),
         gib(tables),
+        gib(context),
         gib(total),
         machine.map_or(String::new(), |m| format!(" of this machine's {:.1} GiB", gib(m)))
     );
@@ -967,12 +1046,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_run_on_another_corpus_writes_beside_the_default_ones() {
+        let text8 = Path::new("data/corpora/text8.gz");
+        assert_eq!(out_name("m", text8, Some(text8), None), "m");
+        let wt = Path::new("data/corpora/wikitext-2-test.txt.gz");
+        assert_eq!(out_name("m", wt, Some(text8), None), "m@wikitext-2-test");
+        assert_eq!(
+            out_name("m", Path::new("/tmp/mine.txt"), None, None),
+            "m@mine"
+        );
+        // Another config on the same corpus (other pooling, other preprocessing).
+        let other = Path::new("/tmp/more-occurrences.toml");
+        assert_eq!(
+            out_name("m", text8, Some(text8), Some(other)),
+            "m@more-occurrences"
+        );
+        assert_eq!(
+            out_name("m", wt, Some(text8), Some(other)),
+            "m@wikitext-2-test"
+        );
+        // The committed default is the study's corpus.
+        let cfg: super::super::settings::Config =
+            crate::config::load_file(&paths::resolve(Path::new(DEFAULT_CONFIG))).unwrap();
+        assert_eq!(out_name("m", text8, Some(&cfg.corpus.path), None), "m");
+    }
+
+    #[test]
     fn pooling_memory_is_the_sums_and_the_tables() {
         // BERT-base over the text8 slice's 22,541 words: 13 layers of 768.
         let (sums, tables) = pooling_memory(13, 22_541, 768);
-        assert_eq!(sums, 13.0 * 22_541.0 * 768.0 * 8.0); // 1.68 GiB
-        assert_eq!(tables, sums);
-        assert!(memory_total().is_some_and(|m| m > 1e8));
+        assert_eq!(sums, 1_800_016_896.0); // 13 x 22,541 x 768 f64: 1.68 GiB
+        assert_eq!(tables, 1_800_016_896.0); // twice as many f32
+                                             // Contextuality: 10 x 20 occurrences, 64 x 64 position samples and the 1,000 tokens
+                                             // of 500,000 pairs, 768 f32 each, and 2 x 1,000 x 999 / 2 f64 cosines, per layer.
+        let c = contextuality_memory(13, 768, 200, 64, 500_000);
+        assert_eq!(
+            c,
+            13.0 * ((200.0 + 4096.0 + 1000.0) * 768.0 * 4.0 + 999_000.0 * 8.0)
+        );
+        assert_eq!(memory_total().is_some(), cfg!(target_os = "linux"));
     }
 
     #[test]
