@@ -116,12 +116,14 @@ pub fn decode_outcomes(text: &str) -> anyhow::Result<Vec<Option<bool>>> {
         .collect()
 }
 
-/// Cosines of word pairs, space-separated with 6 decimals (below the resolution at which two
-/// cosines of one table tie by rounding where they did not before), `.` for an OOV pair.
+/// Cosines of word pairs, space-separated with 9 decimals, `.` for an OOV pair. Six decimals,
+/// used until the seventh sitting of 2026-11-26 (files written before read alike), tied
+/// cosines of MEN's 3,000 pairs that were distinct, so a Spearman recomputed from the file
+/// differed from the table's in the fifth decimal; at 9 decimals ties by rounding are rare.
 pub fn encode_cosines(cosines: &[Option<f64>]) -> String {
     let parts: Vec<String> = cosines
         .iter()
-        .map(|c| c.map_or(".".into(), |c| format!("{c:.6}")))
+        .map(|c| c.map_or(".".into(), |c| format!("{c:.9}")))
         .collect();
     parts.join(" ")
 }
@@ -266,6 +268,20 @@ mod tests {
         assert_eq!(
             decode_cosines(&back[1].values).unwrap(),
             vec![Some(0.25), None, Some(-1.0)]
+        );
+    }
+
+    #[test]
+    fn cosines_a_millionth_apart_stay_apart() {
+        // 0.5000001 and 0.5000004 both read 0.500000 at 6 decimals: a tie in Spearman's ranks.
+        let text = encode_cosines(&[Some(0.5000001), Some(0.5000004), None]);
+        assert_eq!(text, "0.500000100 0.500000400 .");
+        let back = decode_cosines(&text).unwrap();
+        assert!(back[0].unwrap() < back[1].unwrap());
+        // Files written with 6 decimals read as before.
+        assert_eq!(
+            decode_cosines("0.250000 .").unwrap(),
+            vec![Some(0.25), None]
         );
     }
 
