@@ -118,8 +118,8 @@ pub fn decode_outcomes(text: &str) -> anyhow::Result<Vec<Option<bool>>> {
 
 /// Cosines of word pairs, space-separated with 9 decimals, `.` for an OOV pair. Six decimals,
 /// used until the seventh sitting of 2026-11-26 (files written before read alike), tied
-/// cosines of MEN's 3,000 pairs that were distinct, so a Spearman recomputed from the file
-/// differed from the table's in the fifth decimal; at 9 decimals ties by rounding are rare.
+/// cosines that were distinct, so a Spearman recomputed from the file could differ from the
+/// table's in the fifth decimal; at 9 decimals ties by rounding are rare.
 pub fn encode_cosines(cosines: &[Option<f64>]) -> String {
     let parts: Vec<String> = cosines
         .iter()

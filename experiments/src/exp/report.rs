@@ -1178,7 +1178,7 @@ fn pretrained_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
             output::read_csv(&dir.join("intervals.csv"))?;
         let ctx: Vec<TidyRow> = output::read_csv(&dir.join("contextuality.csv"))?;
         let _ = writeln!(w, "## A pretrained checkpoint: {name}\n");
-        let _ = writeln!(w, "Read by `--exp pretrained --model DIR` on the study's word list and corpus (each word the mean of its pieces; `pretrained/{name}/`). One checkpoint, so every interval is over the benchmark's items only ({} resamples; analogy questions through their word pairs): it says how far other items could move a score, not what another training run would give. Layer 0 is the embedding output (token and position embeddings as the model combines them); `embedding` is the token embedding matrix alone.\n", analysis::evidence::RESAMPLES);
+        let _ = writeln!(w, "Read by `--exp pretrained --model DIR` on the word list and corpus of its config: the study's text8 slice, unless the name says `@` and another corpus or config (each word the mean of its pieces; `pretrained/{name}/`, its run.log names the config). One checkpoint, so every interval is over the benchmark's items only ({} resamples; analogy questions through their word pairs): it says how far other items could move a score, not what another training run would give. Layer 0 is the embedding output (token and position embeddings as the model combines them); `embedding` is the token embedding matrix alone.\n", analysis::evidence::RESAMPLES);
         let cell = |rep: &str, layer: Option<usize>, bench: &str, metric: &str| {
             intervals
                 .iter()
@@ -1281,7 +1281,7 @@ fn pretrained_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
             }
             let _ = writeln!(w);
         }
-        let _ = writeln!(w, "Ethayarajh (2019) measured BERT-base (cased) and GPT-2 on STS sentences, each WordPiece piece (BERT) or word (GPT-2) a token, with no start piece before GPT-2's text; the figures draw his published values (`data/reference/`) beside these against relative depth. The intervals are over the tracked words (self-similarity), the random tokens of the anisotropy sample, and the sequences (intra-sentence, each with its own null bag), one checkpoint; the figures and his values are point values.\n");
+        let _ = writeln!(w, "Ethayarajh (2019) measured BERT-base (cased) and GPT-2 on STS sentences, each WordPiece piece (BERT) or word (GPT-2) a token, with no start piece before GPT-2's text; the figures draw his published values (`data/reference/`) beside these against relative depth. The intervals are over the tracked words (self-similarity), the random tokens of the anisotropy sample, and the sequences (intra-sentence, each with its own null bag), one checkpoint; they leave out the null's own sample of tokens (64 per position) and the word list, so the intra-sentence ones in particular are narrow. The figures and his values are point values.\n");
         for stem in ["self-similarity", "intra-sentence", "anisotropy"] {
             let _ = writeln!(w, "![{stem}](pretrained/{name}/contextuality-{stem}.png)");
         }
