@@ -133,6 +133,19 @@ pub struct WholeWord<'a> {
     pub device: &'a Device,
 }
 
+impl<'a> WholeWord<'a> {
+    /// `model` read under `readout`, ids below `n_words` as words, rows of full length (no pad).
+    pub fn new(model: &'a Transformer, n_words: u32, readout: Readout, device: &'a Device) -> Self {
+        Self {
+            model,
+            n_words,
+            readout,
+            pad: None,
+            device,
+        }
+    }
+}
+
 impl crate::layered::Layered for WholeWord<'_> {
     fn n_layers(&self) -> usize {
         self.model.blocks.len() + 1
@@ -182,13 +195,7 @@ pub fn decontextualized(
     device: &Device,
     batch: usize,
 ) -> Vec<WordVectors> {
-    let reader = WholeWord {
-        model,
-        n_words: words.len() as u32,
-        readout,
-        pad: None,
-        device,
-    };
+    let reader = WholeWord::new(model, words.len() as u32, readout, device);
     crate::layered::decontextualized(&reader, words, specials.cls, specials.sep, batch)
 }
 
@@ -208,13 +215,7 @@ pub fn aggregated(
     device: &Device,
     progress: impl FnMut(usize, usize),
 ) -> Aggregated {
-    let reader = WholeWord {
-        model,
-        n_words: words.len() as u32,
-        readout,
-        pad: None,
-        device,
-    };
+    let reader = WholeWord::new(model, words.len() as u32, readout, device);
     crate::layered::aggregated(
         &reader,
         words,

@@ -27,7 +27,8 @@
 //!   applies before its heads; later layers' forms are read on the same rows, as the question
 //!   asks what W_Q and W_K make of two words, not what the model computes there.
 //!
-//! Writes `<out>/pretrained/<checkpoint directory name>/`.
+//! Writes `<out>/pretrained/<checkpoint directory name>/` (see [`out_name`] for runs on another
+//! corpus or config), with `source.toml` naming the config and corpus that wrote it.
 
 use std::path::Path;
 
@@ -184,6 +185,33 @@ pub struct IntervalRow {
     pub chance_hi: Option<f64>,
 }
 
+impl IntervalRow {
+    /// A row of `interval` over `items` items, with no chance band.
+    fn new(
+        model: &str,
+        representation: &str,
+        layer: Option<usize>,
+        benchmark: &str,
+        metric: &str,
+        interval: analysis::inference::Interval,
+        items: usize,
+    ) -> Self {
+        Self {
+            model: model.to_string(),
+            representation: representation.to_string(),
+            layer,
+            benchmark: benchmark.to_string(),
+            metric: metric.to_string(),
+            estimate: interval.estimate,
+            lo: interval.lo,
+            hi: interval.hi,
+            items,
+            chance_lo: None,
+            chance_hi: None,
+        }
+    }
+}
+
 /// Every table's score on every benchmark with an item interval (analogy questions resampled
 /// by the word pairs they are built from, as the study's are), its difference from the input
 /// embedding's, and for analogies Linzen's baselines and 3CosAdd's margin over only-b.
@@ -209,17 +237,17 @@ fn item_intervals(
                     n: usize,
                     band: Option<analysis::inference::Interval>| {
         rows.push(IntervalRow {
-            model: name.to_string(),
-            representation: rep.representation.clone(),
-            layer: rep.layer,
-            benchmark: benchmark.to_string(),
-            metric: metric.to_string(),
-            estimate: e.estimate,
-            lo: e.lo,
-            hi: e.hi,
-            items: n,
             chance_lo: band.map(|b| b.lo),
             chance_hi: band.map(|b| b.hi),
+            ..IntervalRow::new(
+                name,
+                &rep.representation,
+                rep.layer,
+                benchmark,
+                metric,
+                e,
+                n,
+            )
         })
     };
     for (representation, layer) in &reps {
@@ -304,6 +332,72 @@ fn out_name(
     }
 }
 
+/// What a run's directory records of the run that wrote it (`source.toml`): its config and
+/// corpus files. Two runs can fall on one directory name ([`out_name`]: the default config with
+/// `--corpus X`, and a config of its own reading X); the second is refused instead of
+/// overwriting the first's measurements.
+#[derive(Debug, PartialEq, Serialize, serde::Deserialize)]
+struct Source {
+    config: String,
+    corpus: String,
+}
+
+impl Source {
+    const FILE: &'static str = "source.toml";
+
+    /// `config` and `corpus` as paths under the repository when they are there (so that a
+    /// committed record reads the same in every clone), else as given.
+    fn new(config: &Path, corpus: &Path) -> Self {
+        let shown = |p: &Path| {
+            let p = paths::resolve(p);
+            let full = p.canonicalize().unwrap_or(p);
+            let root = paths::repo_root();
+            let root = root.canonicalize().unwrap_or(root);
+            full.strip_prefix(&root)
+                .map(Path::to_path_buf)
+                .unwrap_or(full)
+                .display()
+                .to_string()
+        };
+        Self {
+            config: shown(config),
+            corpus: shown(corpus),
+        }
+    }
+
+    /// Refuses `dir` when its `source.toml` names another config or corpus (a directory without
+    /// one, or none at all, is this run's to write).
+    fn check(&self, dir: &Path) -> anyhow::Result<()> {
+        let file = dir.join(Self::FILE);
+        let text = match std::fs::read_to_string(&file) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e).with_context(|| format!("{}: cannot read", file.display())),
+        };
+        let kept: Source = toml::from_str(&text).with_context(|| {
+            format!("{}: not a record of a run (config, corpus)", file.display())
+        })?;
+        if &kept != self {
+            anyhow::bail!(
+                "{} holds the measurements of config {} on corpus {}; this run (config {}, corpus {}) would overwrite them: pass another --out, or remove that directory",
+                dir.display(),
+                kept.config,
+                kept.corpus,
+                self.config,
+                self.corpus
+            );
+        }
+        Ok(())
+    }
+
+    fn write(&self, dir: &Path) -> anyhow::Result<()> {
+        let file = dir.join(Self::FILE);
+        let text = toml::to_string(self)?;
+        corpus::io::write_atomic(&file, |w| w.write_all(text.as_bytes()))
+            .with_context(|| format!("{}: cannot write", file.display()))
+    }
+}
+
 /// Bytes that one contextuality pass keeps at most, per layer: `occurrences` tracked
 /// occurrence vectors, 64 tokens per position for the intra-sentence null
 /// (`geometry::contextuality`'s per-position reservoir) and the anisotropy sample of about
@@ -355,18 +449,16 @@ fn collocation_intervals(
         ),
     ]
     .into_iter()
-    .map(|(metric, i, n)| IntervalRow {
-        model: template.model.clone(),
-        representation: template.representation.clone(),
-        layer: template.layer,
-        benchmark: "collocation".into(),
-        metric: metric.into(),
-        estimate: i.estimate,
-        lo: i.lo,
-        hi: i.hi,
-        items: n,
-        chance_lo: None,
-        chance_hi: None,
+    .map(|(metric, i, n)| {
+        IntervalRow::new(
+            &template.model,
+            &template.representation,
+            template.layer,
+            "collocation",
+            metric,
+            i,
+            n,
+        )
     })
     .collect()
 }
@@ -395,19 +487,15 @@ fn contextuality_intervals(
             ("intra_sentence", iv.intra_sentence, sequences),
             ("intra_sentence_excess", iv.intra_sentence_excess, sequences),
         ] {
-            rows.push(IntervalRow {
-                model: name.to_string(),
-                representation: "contextual".into(),
-                layer: Some(l.layer),
-                benchmark: benchmark.to_string(),
-                metric: metric.into(),
-                estimate: i.estimate,
-                lo: i.lo,
-                hi: i.hi,
-                items: n,
-                chance_lo: None,
-                chance_hi: None,
-            });
+            rows.push(IntervalRow::new(
+                name,
+                "contextual",
+                Some(l.layer),
+                benchmark,
+                metric,
+                i,
+                n,
+            ));
         }
     }
     rows
@@ -572,6 +660,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         default_corpus.as_deref(),
         other_config.map(|c| c.as_path()),
     ));
+    let source = Source::new(
+        args.config.as_deref().unwrap_or(Path::new(DEFAULT_CONFIG)),
+        &corpus_path,
+    );
+    source.check(&out)?;
     println!(
         "{}: {:?}, weights stored as {:?}; initialisation reference N(0, {init_std}^2)",
         dir.display(),
@@ -748,6 +841,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         alone.len(),
         started.elapsed().as_secs_f64()
     );
+    std::fs::create_dir_all(&out).with_context(|| format!("{}: cannot create", out.display()))?;
+    source.write(&out)?;
     output::write_csv(&out.join("scores.csv"), &scores)?;
     let started = std::time::Instant::now();
     let mut intervals = item_intervals(&name, items, &benchmarks);
@@ -1069,6 +1164,42 @@ mod tests {
         let cfg: super::super::settings::Config =
             crate::config::load_file(&paths::resolve(Path::new(DEFAULT_CONFIG))).unwrap();
         assert_eq!(out_name("m", text8, Some(&cfg.corpus.path), None), "m");
+    }
+
+    #[test]
+    fn a_directory_written_by_another_config_or_corpus_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let text8 = Path::new("data/corpora/text8.gz");
+        let wt = Path::new("data/corpora/wikitext-2-test.txt.gz");
+        let ours = Source::new(Path::new(DEFAULT_CONFIG), wt);
+        // Paths under the repository are kept relative to it, whatever the clone.
+        assert_eq!(ours.config, "experiments/configs/pretrained.toml");
+        assert_eq!(ours.corpus, "data/corpora/wikitext-2-test.txt.gz");
+        // No directory, or one without a record: the run's to write.
+        ours.check(&dir.path().join("missing")).unwrap();
+        ours.check(dir.path()).unwrap();
+        ours.write(dir.path()).unwrap();
+        ours.check(dir.path()).unwrap();
+        // The same directory name from a config of its own reading the same corpus.
+        let theirs = Source::new(
+            Path::new("experiments/configs/pretrained-wikitext2.toml"),
+            wt,
+        );
+        let e = format!("{:#}", theirs.check(dir.path()).unwrap_err());
+        assert!(
+            e.contains("config experiments/configs/pretrained.toml on corpus data/corpora/wikitext-2-test.txt.gz")
+                && e.contains("pretrained-wikitext2.toml")
+                && e.contains("--out"),
+            "{e}"
+        );
+        // Another corpus under the same config.
+        assert!(Source::new(Path::new(DEFAULT_CONFIG), text8)
+            .check(dir.path())
+            .is_err());
+        // A record that is not one is named.
+        std::fs::write(dir.path().join("source.toml"), "config = 3\n").unwrap();
+        let e = format!("{:#}", ours.check(dir.path()).unwrap_err());
+        assert!(e.contains("source.toml: not a record of a run"), "{e}");
     }
 
     #[test]

@@ -1030,13 +1030,8 @@ impl Study {
             ..readout
         };
         for (benchmark, readout) in [("contextuality", readout), ("contextuality-norm", norm)] {
-            let reader = WholeWord {
-                model,
-                n_words: self.corpus.vocab.len() as u32,
-                readout,
-                pad: None,
-                device: &self.device,
-            };
+            let reader =
+                WholeWord::new(model, self.corpus.vocab.len() as u32, readout, &self.device);
             let ctx = contextuality(
                 &reader,
                 &self.seqs.train,
@@ -1055,11 +1050,8 @@ impl Study {
         if let Some(seqs) = &self.sentences {
             let len = self.seqs.seq_len;
             let reader = WholeWord {
-                model,
-                n_words: self.corpus.vocab.len() as u32,
-                readout,
                 pad: Some(self.corpus.vocab.specials().pad),
-                device: &self.device,
+                ..WholeWord::new(model, self.corpus.vocab.len() as u32, readout, &self.device)
             };
             let ctx = contextuality(
                 &reader,
