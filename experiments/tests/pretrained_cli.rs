@@ -17,6 +17,16 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/pretrained/tests/fixtures/tiny-bert")
 }
 
+/// `dir/planted.txt`: `n` of `words`, the i-th being `words[(i a + i / b) % len]`.
+fn planted(dir: &Path, words: &[&str], n: usize, (a, b): (usize, usize)) -> PathBuf {
+    let corpus = dir.join("planted.txt");
+    let text: Vec<&str> = (0..n)
+        .map(|i| words[(i * a + i / b) % words.len()])
+        .collect();
+    std::fs::write(&corpus, text.join(" ")).unwrap();
+    corpus
+}
+
 fn rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
     let mut r = csv::Reader::from_path(path).unwrap();
     let headers = r.headers().unwrap().clone();
@@ -35,14 +45,14 @@ fn rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
 fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
     let dir = tempfile::tempdir().unwrap();
     // Words of WS-353's first pairs, so some pairs are scored.
-    let corpus = dir.path().join("planted.txt");
-    let words = [
-        "love", "sex", "tiger", "cat", "book", "paper", "computer", "keyboard", "the",
-    ];
-    let text: Vec<&str> = (0..3000)
-        .map(|i| words[(i * 7 + i / 9) % words.len()])
-        .collect();
-    std::fs::write(&corpus, text.join(" ")).unwrap();
+    let corpus = planted(
+        dir.path(),
+        &[
+            "love", "sex", "tiger", "cat", "book", "paper", "computer", "keyboard", "the",
+        ],
+        3000,
+        (7, 9),
+    );
     let out = dir.path().join("out");
     let o = run(&[
         "--exp",
@@ -62,8 +72,46 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
         said.find("pooled ").unwrap(),
     );
     assert!(estimate < pooled, "{said}");
-    // A corpus other than the default config's: the directory names it.
+    // A corpus other than the default config's: the directory names it, and its record says
+    // which config and corpus wrote it.
     let base = out.join("pretrained/tiny-bert@planted");
+    let source = std::fs::read_to_string(base.join("source.toml")).unwrap();
+    assert!(
+        source.contains("config = \"experiments/configs/pretrained.toml\"")
+            && source.contains("planted.txt"),
+        "{source}"
+    );
+    // Another config reading the same corpus falls on the same name: refused before any work,
+    // the measurements kept.
+    let other = dir.path().join("other.toml");
+    std::fs::write(
+        &other,
+        format!(
+            "extends = {:?}\n",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/pretrained.toml")
+        ),
+    )
+    .unwrap();
+    let scores = std::fs::read(base.join("scores.csv")).unwrap();
+    let refused = run(&[
+        "--exp",
+        "pretrained",
+        "--model",
+        fixture().to_str().unwrap(),
+        "--config",
+        other.to_str().unwrap(),
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let e = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && e.contains("would overwrite them") && e.contains("other.toml"),
+        "{e}"
+    );
+    assert!(!String::from_utf8_lossy(&refused.stdout).contains("pooling reads"));
+    assert_eq!(std::fs::read(base.join("scores.csv")).unwrap(), scores);
     let heads = rows(&base.join("heads.csv"));
     // 2 layers x (2 heads x 7 measures + 3 measures of the whole layer's form).
     assert_eq!(heads.len(), 2 * (2 * 7 + 3));
@@ -325,12 +373,12 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
 #[test]
 fn an_estimate_says_the_cost_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let corpus = dir.path().join("planted.txt");
-    let words = ["love", "sex", "tiger", "cat", "book", "the"];
-    let text: Vec<&str> = (0..2000)
-        .map(|i| words[(i * 5 + i / 7) % words.len()])
-        .collect();
-    std::fs::write(&corpus, text.join(" ")).unwrap();
+    let corpus = planted(
+        dir.path(),
+        &["love", "sex", "tiger", "cat", "book", "the"],
+        2000,
+        (5, 7),
+    );
     let out = dir.path().join("out");
     let o = run(&[
         "--exp",
