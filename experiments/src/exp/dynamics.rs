@@ -70,10 +70,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         format!("{} steps", study.seqs.steps_per_epoch(t.batch_size))
     };
     println!(
-        "schedule: up to {} steps ({} epochs of {epoch}; lr {:.0e}), stop when the held-out loss gains less than {} nats over an epoch; snapshots at steps {:?}",
+        "schedule: up to {} steps ({} epochs of {epoch}; lr {}), stop when the held-out loss gains less than {} nats over an epoch; snapshots at steps {:?}",
         t.steps,
         dynamics.epochs,
-        t.lr,
+        if study.cfg.learning_rates.is_empty() {
+            format!("{:.0e}", t.lr)
+        } else {
+            format!(
+                "{:.0e} where [learning_rates] names none",
+                t.lr
+            )
+        },
         dynamics.plateau_min_gain,
         t.snapshot_steps
     );
