@@ -86,7 +86,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     );
     let pooled = dynamics.pooled_snapshots;
     let pending = study.missing(&ids, &|id, seed| study.is_followed(id, seed, pooled))?;
-    study.announce(&pending);
+    study.announce(&pending, args.jobs);
     super::jobs::run_pending(
         args,
         path.as_deref(),

@@ -65,7 +65,7 @@ fn prepare(
     ids: &[ModelId],
 ) -> anyhow::Result<()> {
     let missing = study.missing(ids, &|id, s| study.is_measured(id, s))?;
-    study.announce(&missing);
+    study.announce(&missing, args.jobs);
     super::jobs::run_pending(args, config, &missing, super::jobs::Work::Scores)
 }
 

@@ -493,7 +493,9 @@ impl Study {
     /// instead of going quiet. A transformer's time is its remaining tokens over the median
     /// training speed of earlier runs of the same variant kept under `measurements/` (any
     /// variant's, failing that).
-    pub fn announce(&self, missing: &[(ModelId, u64)]) {
+    /// `jobs` models train side by side (`--jobs`): the wall time is about the models' summed
+    /// time over `jobs`, the kept speeds being those of runs trained two side by side.
+    pub fn announce(&self, missing: &[(ModelId, u64)], jobs: usize) {
         let mut lines = Vec::new();
         let mut total = 0.0;
         let mut untimed = 0;
@@ -565,9 +567,11 @@ impl Study {
         } else {
             String::new()
         };
+        let side = jobs.clamp(1, lines.len());
         println!(
-            "estimated training time: {:.0} min{untimed}, plus measuring; `--quick` runs the same code at toy scale in minutes",
-            total / 60.0
+            "estimated training time: {:.0} min of model time{untimed} at the speeds of the runs kept so far, about {:.1} h of wall time with {side} side by side, plus measuring; `--quick` runs the same code at toy scale in minutes",
+            total / 60.0,
+            total / 3600.0 / side as f64
         );
     }
 
