@@ -48,39 +48,41 @@ use crate::paths;
 /// Draws of the initialisation reference per measure.
 const INIT_DRAWS: usize = 10;
 
-#[derive(Serialize)]
-struct HeadRow {
-    model: String,
-    layer: usize,
+/// A row of `heads.csv`.
+#[derive(Serialize, serde::Deserialize)]
+pub struct HeadRow {
+    pub model: String,
+    pub layer: usize,
     /// A head's index, or `all` for the layer's whole `W_Q W_K^T` (the sum over heads).
-    head: String,
-    measure: String,
-    value: f64,
+    pub head: String,
+    pub measure: String,
+    pub value: f64,
     /// The mean, and standard deviation, over draws of independent Gaussian W_Q, W_K, W_V of
     /// the same shapes: a model at initialisation (BERT and GPT-2 draw N(0, 0.02²); every
     /// measure here is scale-free, so only the shapes matter).
-    gaussian: f64,
-    gaussian_sd: f64,
+    pub gaussian: f64,
+    pub gaussian_sd: f64,
     /// The mean over the layer's other heads h' of the measure on Q^h against K^h' (empty
     /// where it has no meaning: V, and a layer's whole form).
-    cross_head: Option<f64>,
+    pub cross_head: Option<f64>,
 }
 
-#[derive(Serialize)]
-struct PairRow {
-    model: String,
-    benchmark: String,
-    layer: usize,
-    head: String,
+/// A row of `pairs.csv`.
+#[derive(Serialize, serde::Deserialize)]
+pub struct PairRow {
+    pub model: String,
+    pub benchmark: String,
+    pub layer: usize,
+    pub head: String,
     /// Pairs whose both words have a row.
-    pairs: usize,
-    spearman_human: f64,
-    spearman_cosine: f64,
+    pub pairs: usize,
+    pub spearman_human: f64,
+    pub spearman_cosine: f64,
     /// The same for forms of independent Gaussian W_Q, W_K (on the same embeddings): mean and
     /// standard deviation over draws. Empty for the `dot` row (M = I, the dot product).
-    gaussian_spearman_human: Option<f64>,
-    gaussian_spearman_human_sd: Option<f64>,
-    gaussian_spearman_cosine: Option<f64>,
+    pub gaussian_spearman_human: Option<f64>,
+    pub gaussian_spearman_human_sd: Option<f64>,
+    pub gaussian_spearman_cosine: Option<f64>,
 }
 
 fn normal(rng: &mut SplitMix64, std: f64) -> f32 {

@@ -1286,7 +1286,114 @@ fn pretrained_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
             let _ = writeln!(w, "![{stem}](pretrained/{name}/contextuality-{stem}.png)");
         }
         let _ = writeln!(w);
+        heads_section(w, &dir)?;
     }
+    Ok(())
+}
+
+/// A checkpoint's attention heads (`heads.csv`, `pairs.csv`, where the run wrote them): each
+/// layer's whole form, the heads' W_Q/W_K likeness against Gaussian matrices and against the
+/// other heads, and the pair scores against human judgments.
+fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
+    use super::pretrained::{HeadRow, PairRow};
+    let (hp, pp) = (dir.join("heads.csv"), dir.join("pairs.csv"));
+    if !hp.is_file() || !pp.is_file() {
+        return Ok(());
+    }
+    let heads: Vec<HeadRow> = output::read_csv(&hp)?;
+    let pairs: Vec<PairRow> = output::read_csv(&pp)?;
+    let band = |r: &HeadRow| format!("{:.3} ({:.3} ± {:.3})", r.value, r.gaussian, r.gaussian_sd);
+    let _ = writeln!(w, "Attention heads read as bilinear forms M = W_Q W_K^T (`heads.csv`; Saponati et al. 2025's symmetry and directionality, Trockman & Kolter 2023's alignment with the identity), each layer's whole form (the sum over its heads), beside independent Gaussian matrices of the same shapes (mean ± sd over draws: a model at initialisation):\n\n| layer | symmetry | directionality | identity alignment |\n|---|---|---|---|");
+    let mut layers: Vec<usize> = heads.iter().map(|r| r.layer).collect();
+    layers.dedup();
+    let whole = |l: usize, m: &str| {
+        heads
+            .iter()
+            .find(|r| r.layer == l && r.head == "all" && r.measure == m)
+            .map(band)
+            .unwrap_or_else(|| "-".into())
+    };
+    for &l in &layers {
+        let _ = writeln!(
+            w,
+            "| {l} | {} | {} | {} |",
+            whole(l, "symmetry"),
+            whole(l, "directionality"),
+            whole(l, "identity_alignment")
+        );
+    }
+    let _ = writeln!(w, "\nPer head: linear CKA and cosine of W_Q with W_K, the heads above the Gaussian mean + 2 sd and above the cross-head reference (Q of the head against K of the layer's other heads), and the heads' symmetry:\n\n| layer | heads | CKA(W_Q, W_K) | above Gaussian | above cross-head | cos(W_Q, W_K) | symmetry |\n|---|---|---|---|---|---|---|");
+    let range = |v: &[f64]| {
+        let (lo, hi) = v
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                (a.min(x), b.max(x))
+            });
+        format!("{lo:.3} to {hi:.3}")
+    };
+    for &l in &layers {
+        let of = |m: &str| -> Vec<&HeadRow> {
+            heads
+                .iter()
+                .filter(|r| r.layer == l && r.head != "all" && r.measure == m)
+                .collect()
+        };
+        let cka = of("cka_q_k");
+        let above = cka
+            .iter()
+            .filter(|r| r.value > r.gaussian + 2.0 * r.gaussian_sd)
+            .count();
+        let above_cross = cka
+            .iter()
+            .filter(|r| r.cross_head.is_some_and(|c| r.value > c))
+            .count();
+        let values = |rows: &[&HeadRow]| rows.iter().map(|r| r.value).collect::<Vec<_>>();
+        let _ = writeln!(
+            w,
+            "| {l} | {} | {} | {above} | {above_cross} | {} | {} |",
+            cka.len(),
+            range(&values(&cka)),
+            range(&values(&of("cos_q_k"))),
+            range(&values(&of("symmetry")))
+        );
+    }
+    let _ = writeln!(w, "\nThe score a head gives two words' embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments (`pairs.csv`), the plain dot product (M = I) beside the heads, and how many heads score above their Gaussian forms' mean + 2 sd:\n\n| benchmark | pairs | dot product | best head (layer.head) | median head | heads above Gaussian |\n|---|---|---|---|---|---|");
+    let mut sets: Vec<&str> = pairs.iter().map(|r| r.benchmark.as_str()).collect();
+    sets.dedup();
+    for set in sets {
+        let rows: Vec<&PairRow> = pairs.iter().filter(|r| r.benchmark == set).collect();
+        let dot = rows.iter().find(|r| r.head == "dot");
+        // Single heads (the layer's whole form, `all`, is another kind of row).
+        let mut by_head: Vec<&&PairRow> = rows
+            .iter()
+            .filter(|r| r.head != "dot" && r.head != "all")
+            .collect();
+        by_head.sort_by(|a, b| a.spearman_human.total_cmp(&b.spearman_human));
+        let (Some(best), Some(median)) = (by_head.last(), by_head.get(by_head.len() / 2)) else {
+            continue;
+        };
+        let above = by_head
+            .iter()
+            .filter(
+                |r| match (r.gaussian_spearman_human, r.gaussian_spearman_human_sd) {
+                    (Some(m), Some(sd)) => r.spearman_human > m + 2.0 * sd,
+                    _ => false,
+                },
+            )
+            .count();
+        let _ = writeln!(
+            w,
+            "| {set} | {} | {} | {:.3} ({}.{}) | {:.3} | {above} of {} |",
+            best.pairs,
+            dot.map_or("-".into(), |d| format!("{:.3}", d.spearman_human)),
+            best.spearman_human,
+            best.layer,
+            best.head,
+            median.spearman_human,
+            by_head.len()
+        );
+    }
+    let _ = writeln!(w, "\nPoint values: no interval over items or heads is computed for these yet, and the best of many heads is not tested against a null for a maximum. The pair score is read on the raw embedding rows (no position embedding, LayerNorm or bias), for every layer's form (`docs/method.md`).\n");
     Ok(())
 }
 
@@ -1399,6 +1506,71 @@ mod tests {
         // was written.
         assert!(md.contains("Each table minus the input embedding"), "{md}");
         assert!(md.contains("| aggregated | 2 | - | - | - | - |"), "{md}");
+        // No heads.csv: no heads section.
+        assert!(!md.contains("bilinear forms"), "{md}");
+        // Heads and pairs: two heads of layer 1 and its whole form; one benchmark.
+        use super::super::pretrained::{HeadRow, PairRow};
+        let head = |head: &str, measure: &str, value: f64, cross_head: Option<f64>| HeadRow {
+            model: "tiny".into(),
+            layer: 1,
+            head: head.into(),
+            measure: measure.into(),
+            value,
+            gaussian: 0.1,
+            gaussian_sd: 0.01,
+            cross_head,
+        };
+        output::write_csv(
+            &m.join("heads.csv"),
+            &[
+                head("0", "cka_q_k", 0.13, Some(0.14)), // above 0.1 + 2 x 0.01, below cross-head
+                head("0", "cos_q_k", -0.2, Some(0.0)),
+                head("0", "symmetry", 0.6, None),
+                head("1", "cka_q_k", 0.11, Some(0.09)), // within the band, above cross-head
+                head("1", "cos_q_k", 0.3, Some(0.0)),
+                head("1", "symmetry", 0.9, None),
+                head("all", "symmetry", 0.7, None),
+                head("all", "directionality", 0.4, None),
+            ],
+        )
+        .unwrap();
+        let pair = |head: &str, rho: f64, g: Option<(f64, f64)>| PairRow {
+            model: "tiny".into(),
+            benchmark: "MEN".into(),
+            layer: if head == "dot" { 0 } else { 1 },
+            head: head.into(),
+            pairs: 40,
+            spearman_human: rho,
+            spearman_cosine: 0.5,
+            gaussian_spearman_human: g.map(|g| g.0),
+            gaussian_spearman_human_sd: g.map(|g| g.1),
+            gaussian_spearman_cosine: g.map(|g| g.0),
+        };
+        output::write_csv(
+            &m.join("pairs.csv"),
+            &[
+                pair("dot", 0.78, None),
+                pair("0", 0.2, Some((0.0, 0.1))), // at the band's top: not above
+                pair("1", 0.35, Some((0.0, 0.1))),
+                pair("2", -0.1, Some((0.0, 0.1))),
+                pair("all", 0.9, Some((0.0, 0.1))), // the whole layer's form: not a head
+            ],
+        )
+        .unwrap();
+        let mut md = String::new();
+        pretrained_section(&mut md, dir.path()).unwrap();
+        assert!(
+            md.contains("| 1 | 0.700 (0.100 ± 0.010) | 0.400 (0.100 ± 0.010) | - |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 1 | 2 | 0.110 to 0.130 | 1 | 1 | -0.200 to 0.300 | 0.600 to 0.900 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| MEN | 40 | 0.780 | 0.350 (1.1) | 0.200 | 1 of 3 |"),
+            "{md}"
+        );
         // No pretrained directory: nothing, and no error.
         let empty = tempfile::tempdir().unwrap();
         let mut none = String::new();
