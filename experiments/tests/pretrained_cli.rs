@@ -394,6 +394,12 @@ fn an_estimate_says_the_cost_and_writes_nothing() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let said = String::from_utf8_lossy(&o.stdout);
     assert!(said.contains("pooling reads"), "{said}");
+    // Six corpus words alone, each with its pieces and two special tokens.
+    let alone = said
+        .lines()
+        .find(|l| l.starts_with("the decontextualized pass reads 6 words alone ("))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(alone.contains("not estimated"), "{alone}");
     // Memory said before anything is pooled (its arithmetic is pooling_memory's unit test).
     let memory = said.lines().find(|l| l.starts_with("memory: ")).unwrap();
     assert!(

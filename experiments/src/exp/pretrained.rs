@@ -749,6 +749,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         cfg.contextuality.sequences.min(seqs.n_train()),
         per_batch * cfg.contextuality.sequences.min(seqs.n_train()).div_ceil(batch) as f64 / 60.0
     );
+    // Each word alone, framed: its pieces and two special tokens. Timed by tokens against the
+    // batch above, a lower bound (short rows cost more per token); the heads' and pairs' passes
+    // (no corpus, Gaussian references) are not estimated.
+    let alone_tokens: usize = pieces.iter().map(|&p| p + 2).sum();
+    println!(
+        "the decontextualized pass reads {} words alone ({alone_tokens} tokens): at least {:.1} min; the heads' and pairs' passes come after it, not estimated",
+        pieces.len(),
+        per_batch * alone_tokens as f64 / (batch * seqs.seq_len) as f64 / 60.0
+    );
     // Memory: what the process holds now (weights, corpus, one batch's activations: measured),
     // plus what pooling keeps (f64 running sums for every word at every layer, then an f32
     // table per layer) and the decontextualized tables (as many again).
