@@ -164,6 +164,10 @@ pub struct Args {
     /// and stop before the corpus passes, writing nothing.
     #[arg(long)]
     pub estimate: bool,
+    /// `pretrained`: only the attention heads and their word-pair scores (`heads.csv`,
+    /// `pairs.csv`), from the weights and the embedding table: no corpus pass.
+    #[arg(long = "heads-only", id = "heads-only")]
+    pub heads_only: bool,
     /// `bench-transformer-steps`: blocks in the benchmark model (default 4, the paper model's),
     /// for scripts/bench_depth.py, which asks whether flex's gap to PyTorch grows with depth.
     #[arg(long)]
@@ -264,7 +268,7 @@ impl Experiment {
             Analogy | Similarity | Layers | Qkv | Frozen | Objective | Contextuality | Dynamics
             | All => PAPER,
             MeasureModel | MeasureSnapshots | Sweep => ONE,
-            Pretrained => &["config", "corpus", "out", "model", "estimate"],
+            Pretrained => &["config", "corpus", "out", "model", "estimate", "heads-only"],
             BenchPretrainedSteps => &["model", "seed"],
             Report => &["config", "out", "quick"],
             CheckOutputs | Seal => &["out"],

@@ -368,6 +368,52 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
     assert!(ws_pairs
         .iter()
         .all(|r| r["pairs"].parse::<usize>().unwrap() == used));
+    // Every row's rho inside its interval over the pairs; the dot row carries the null for the
+    // best of the 4 single heads (the largest of 4 Gaussian heads' rho, per draw), which is at
+    // least the Gaussian mean of any one head.
+    for r in &ws_pairs {
+        let (rho, lo, hi): (f64, f64, f64) = (
+            r["spearman_human"].parse().unwrap(),
+            r["spearman_human_lo"].parse().unwrap(),
+            r["spearman_human_hi"].parse().unwrap(),
+        );
+        assert!(lo <= rho + 1e-12 && rho <= hi + 1e-12, "{r:?}");
+    }
+    let best: f64 = ws_pairs[0]["gaussian_best_head_human"].parse().unwrap();
+    for r in ws_pairs[1..].iter().filter(|r| r["head"] != "all") {
+        assert!(r["gaussian_best_head_human"].is_empty(), "{r:?}");
+        let g: f64 = r["gaussian_spearman_human"].parse().unwrap();
+        assert!(best >= g - 1e-12, "{best} {r:?}");
+    }
+    // --heads-only: the same heads.csv and pairs.csv from the weights alone, no corpus pass,
+    // the corpus measures left as they were.
+    let (heads_csv, pairs_csv, scores_csv) = (
+        std::fs::read(base.join("heads.csv")).unwrap(),
+        std::fs::read(base.join("pairs.csv")).unwrap(),
+        std::fs::read(base.join("scores.csv")).unwrap(),
+    );
+    std::fs::remove_file(base.join("heads.csv")).unwrap();
+    std::fs::remove_file(base.join("pairs.csv")).unwrap();
+    let o = run(&[
+        "--exp",
+        "pretrained",
+        "--model",
+        fixture().to_str().unwrap(),
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--heads-only",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !said.contains("pooling reads") && said.contains("--heads-only: wrote"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read(base.join("heads.csv")).unwrap(), heads_csv);
+    assert_eq!(std::fs::read(base.join("pairs.csv")).unwrap(), pairs_csv);
+    assert_eq!(std::fs::read(base.join("scores.csv")).unwrap(), scores_csv);
 }
 
 #[test]

@@ -280,6 +280,121 @@ pub fn head_pair_scores(
         .collect()
 }
 
+/// A similarity benchmark's pairs found in a word table, as the similarity scores match them
+/// ([`crate::EvalVocab`]): the rows, the human judgments and the rows' cosines.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchmarkPairs {
+    pub rows: Vec<(usize, usize)>,
+    pub human: Vec<f64>,
+    pub cosine: Vec<f64>,
+}
+
+impl BenchmarkPairs {
+    /// `set`'s pairs with both words in `vocab`; `None` when fewer than 3 (no rank correlation
+    /// to speak of).
+    pub fn find(
+        table: &word2vec::WordVectors,
+        vocab: &crate::EvalVocab,
+        set: &crate::SimilaritySet,
+    ) -> Option<BenchmarkPairs> {
+        let (mut rows, mut human, mut cosine) = (Vec::new(), Vec::new(), Vec::new());
+        for (a, b, s) in &set.pairs {
+            if let (Some(i), Some(j)) = (vocab.row(a), vocab.row(b)) {
+                let (i, j) = (i as usize, j as usize);
+                rows.push((i, j));
+                human.push(*s);
+                cosine.push(crate::geometry::cosine(table.row(i), table.row(j)));
+            }
+        }
+        (rows.len() >= 3).then_some(BenchmarkPairs {
+            rows,
+            human,
+            cosine,
+        })
+    }
+
+    /// Spearman's rho of `scores` (one per pair) with the human judgments and with the cosines.
+    pub fn spearman(&self, scores: &[f64]) -> (f64, f64) {
+        (
+            crate::stats::spearman(&self.human, scores),
+            crate::stats::spearman(&self.cosine, scores),
+        )
+    }
+
+    /// Spearman's rho of `scores` with the human judgments and its 95% percentile interval over
+    /// `resamples` bootstrap resamples of the pairs (seeded). Pairs share words, which the draws
+    /// ignore, so the interval is if anything narrow.
+    pub fn human_interval(
+        &self,
+        scores: &[f64],
+        resamples: usize,
+        seed: u64,
+    ) -> crate::inference::Interval {
+        let data = (self.human.clone(), scores.to_vec());
+        crate::inference::paired_bootstrap(
+            std::slice::from_ref(&data),
+            None,
+            self.rows.len(),
+            crate::inference::spearman_at,
+            resamples,
+            0.95,
+            seed,
+        )
+    }
+
+    /// The plain dot product of each pair's rows of `e` (`n x d`): the score of M = I.
+    pub fn dot(&self, e: &[f32], d: usize) -> Vec<f64> {
+        self.rows
+            .iter()
+            .map(|&(i, j)| {
+                let (a, b) = (&e[i * d..(i + 1) * d], &e[j * d..(j + 1) * d]);
+                a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum()
+            })
+            .collect()
+    }
+}
+
+/// A similarity benchmark read through attention forms: the Spearman correlation of the plain
+/// dot product `e_i . e_j` (M = I) with the human judgments and with the rows' cosine, and the
+/// same for every head's form and every layer's whole form ([`head_pair_scores`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairForms {
+    /// Pairs with both words in the table.
+    pub pairs: usize,
+    pub dot_human: f64,
+    pub dot_cosine: f64,
+    /// (layer, 1-based; head, `None` for the layer's whole form; Spearman with the human
+    /// judgments; Spearman with the rows' cosine).
+    pub forms: Vec<(usize, Option<usize>, f64, f64)>,
+}
+
+/// [`PairForms`] of `set` on `table`'s rows under `layers`' forms; `None` when fewer than 3
+/// pairs are found ([`BenchmarkPairs::find`]).
+pub fn similarity_pair_forms(
+    table: &word2vec::WordVectors,
+    vocab: &crate::EvalVocab,
+    set: &crate::SimilaritySet,
+    layers: &[LayerQkv],
+) -> Option<PairForms> {
+    let p = BenchmarkPairs::find(table, vocab, set)?;
+    let (e, d) = (table.data(), table.dim());
+    let mut forms = Vec::new();
+    for (li, l) in layers.iter().enumerate() {
+        assert_eq!(l.d_in, d, "a layer's forms read rows of the table's width");
+        for head in (0..l.n_heads).map(Some).chain([None]) {
+            let (human, cosine) = p.spearman(&head_pair_scores(e, l, head, &p.rows));
+            forms.push((li + 1, head, human, cosine));
+        }
+    }
+    let (dot_human, dot_cosine) = p.spearman(&p.dot(e, d));
+    Some(PairForms {
+        pairs: p.rows.len(),
+        dot_human,
+        dot_cosine,
+        forms,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,6 +474,166 @@ mod tests {
         assert!((layer.symmetry - 0.5).abs() < 0.03, "{layer:?}");
         let (again, _) = random_reference(64, 64, 4, 1.0, 20, 7);
         assert!((again.symmetry - head.symmetry).abs() < 1e-9);
+    }
+
+    #[test]
+    fn similarity_pairs_through_forms_by_hand() {
+        // a = (1, 0), b = (3, 0), c = (0, 1), d = (2, 1); dots of the found pairs (a, b) 3,
+        // (a, c) 0, (b, d) 6, (c, d) 1 rank as the human scores do; the pair with an unknown
+        // word is left out.
+        let words = ["a", "b", "c", "d"].map(String::from).to_vec();
+        let table =
+            word2vec::WordVectors::new(words, 2, vec![1.0, 0.0, 3.0, 0.0, 0.0, 1.0, 2.0, 1.0]);
+        let vocab = crate::EvalVocab::new(&table, 4, false);
+        let pairs = [
+            ("a", "b", 3.0),
+            ("a", "c", 0.0),
+            ("b", "d", 9.0),
+            ("c", "d", 1.0),
+            ("a", "zzz", 5.0),
+        ];
+        let set = crate::SimilaritySet {
+            name: "planted".into(),
+            pairs: pairs
+                .iter()
+                .map(|(a, b, s)| (a.to_string(), b.to_string(), *s))
+                .collect(),
+        };
+        // Head 0: M0 = x x^T (scores x_i x_j: 3, 0, 6, 0); head 1: M1 = -y y^T; the layer's
+        // form diag(1, -1) scores 3, 0, 6, -1.
+        let w = LayerQkv {
+            q: vec![1.0, 0.0, 0.0, 1.0],
+            k: vec![1.0, 0.0, 0.0, -1.0],
+            v: vec![0.0; 4],
+            d_in: 2,
+            d_out: 2,
+            n_heads: 2,
+            d_k: 1,
+        };
+        let w0 = w.clone();
+        let p = similarity_pair_forms(&table, &vocab, &set, &[w]).unwrap();
+        assert_eq!(p.pairs, 4);
+        assert!((p.dot_human - 1.0).abs() < 1e-12);
+        // Cosines 1, 0, 0.894, 0.447 rank (4, 1, 3, 2) against the dots' (3, 1, 4, 2):
+        // 1 - 6 * 2 / (4 * 15) = 0.8.
+        assert!((p.dot_cosine - 0.8).abs() < 1e-12);
+        let at = |head: Option<usize>| p.forms.iter().find(|f| f.1 == head).unwrap();
+        // Head 0's scores rank (3, 1.5, 4, 1.5) against the human (3, 1, 4, 2): Pearson of the
+        // ranks 4.5 / sqrt(4.5 * 5).
+        assert!(
+            (at(Some(0)).2 - 4.5 / (22.5f64).sqrt()).abs() < 1e-12,
+            "{p:?}"
+        );
+        // The layer's form ranks (3, 2, 4, 1): 1 - 6 * 2 / 60 = 0.8.
+        assert!((at(None).2 - 0.8).abs() < 1e-12, "{p:?}");
+        assert_eq!(p.forms.len(), 3);
+        assert!(p.forms.iter().all(|f| f.0 == 1));
+        // The interval over pairs holds the estimate; with scores that rank exactly as the
+        // human judgments do, every resample gives 1 (or NaN where a resample has one distinct
+        // pair, which the interval leaves out).
+        let found = BenchmarkPairs::find(&table, &vocab, &set).unwrap();
+        let exact = found.human_interval(&found.dot(table.data(), 2), 200, 3);
+        let near = |x: f64, y: f64| (x - y).abs() < 1e-12;
+        assert!(
+            near(exact.estimate, 1.0) && near(exact.lo, 1.0) && near(exact.hi, 1.0),
+            "{exact:?}"
+        );
+        let reversed: Vec<f64> = found.human.iter().map(|h| -h).collect();
+        let iv = found.human_interval(&reversed, 200, 3);
+        assert!(
+            near(iv.estimate, -1.0) && near(iv.lo, -1.0) && near(iv.hi, -1.0),
+            "{iv:?}"
+        );
+        let head0 = head_pair_scores(table.data(), &w0, Some(0), &found.rows);
+        let iv = found.human_interval(&head0, 500, 3);
+        assert!(
+            iv.lo <= iv.estimate && iv.estimate <= iv.hi && iv.lo < iv.hi,
+            "{iv:?}"
+        );
+        // Fewer than three pairs found: nothing to rank.
+        let few = crate::SimilaritySet {
+            name: "few".into(),
+            pairs: set.pairs[..2].to_vec(),
+        };
+        assert!(similarity_pair_forms(&table, &vocab, &few, &[]).is_none());
+    }
+
+    #[test]
+    fn forms_do_not_move_where_cosine_and_cka_of_w_q_w_k_do() {
+        // A tied layer (W_Q = W_K, two heads of two columns), then the same attention written
+        // as W_Q A, W_K A^-T with A = diag(3, 1/3) in every head: each head's form
+        // Q A (K A^-T)^T = Q K^T is unchanged, so its scores are, while cosine and linear CKA
+        // of W_Q with W_K, which read the factors, fall from 1.
+        let (d_in, d_out, n_heads) = (6, 4, 2);
+        let q: Vec<f32> = (0..d_in * d_out)
+            .map(|i| ((i * 5 % 7) as f32 - 3.0) / 3.0 + (i % d_out) as f32 * 0.25)
+            .collect();
+        let tied = LayerQkv {
+            q: q.clone(),
+            k: q.clone(),
+            v: q.clone(),
+            d_in,
+            d_out,
+            n_heads,
+            d_k: d_out / n_heads,
+        };
+        let scale = [3.0f32, 1.0 / 3.0];
+        let (mut qa, mut ka) = (q.clone(), q.clone());
+        for i in 0..d_in {
+            for c in 0..d_out {
+                qa[i * d_out + c] *= scale[c % 2];
+                ka[i * d_out + c] /= scale[c % 2];
+            }
+        }
+        let moved = LayerQkv {
+            q: qa,
+            k: ka,
+            ..tied.clone()
+        };
+        let (before, after) = (layer_forms(&tied), layer_forms(&moved));
+        let same = |a: &FormScores, b: &FormScores| {
+            // f32 factors scaled by 3 and 1/3: equal to f32 rounding.
+            (a.symmetry - b.symmetry).abs() < 1e-5
+                && (a.identity_alignment - b.identity_alignment).abs() < 1e-5
+                && (a.directionality - b.directionality).abs() < 1e-5
+        };
+        assert!(before
+            .heads
+            .iter()
+            .zip(&after.heads)
+            .all(|(a, b)| same(a, b)));
+        assert!(same(&before.layer, &after.layer));
+        assert!(before
+            .heads
+            .iter()
+            .all(|h| (h.symmetry - 1.0).abs() < 1e-12));
+        let e: Vec<f32> = (0..5 * d_in)
+            .map(|i| ((i * 3 % 11) as f32 - 5.0) / 4.0)
+            .collect();
+        let pairs = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)];
+        for head in [Some(0), Some(1), None] {
+            let (a, b) = (
+                head_pair_scores(&e, &tied, head, &pairs),
+                head_pair_scores(&e, &moved, head, &pairs),
+            );
+            assert!(
+                a.iter()
+                    .zip(&b)
+                    .all(|(x, y)| (x - y).abs() < 1e-4 * x.abs().max(1.0)),
+                "{a:?} {b:?}"
+            );
+        }
+        let (g0, g1) = (
+            crate::geometry::head_geometry(1, &tied),
+            crate::geometry::head_geometry(1, &moved),
+        );
+        for (a, b) in g0.iter().zip(&g1) {
+            assert!(
+                (a.cos_q_k - 1.0).abs() < 1e-6 && (a.cka_q_k - 1.0).abs() < 1e-6,
+                "{a:?}"
+            );
+            assert!(b.cos_q_k < 0.9 && b.cka_q_k < 0.95, "{b:?}");
+        }
     }
 
     #[test]

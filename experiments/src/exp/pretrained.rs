@@ -83,6 +83,18 @@ pub struct PairRow {
     pub gaussian_spearman_human: Option<f64>,
     pub gaussian_spearman_human_sd: Option<f64>,
     pub gaussian_spearman_cosine: Option<f64>,
+    /// `spearman_human`'s 95% interval over the pairs (bootstrap; [`bilinear::BenchmarkPairs::human_interval`]).
+    #[serde(default)]
+    pub spearman_human_lo: Option<f64>,
+    #[serde(default)]
+    pub spearman_human_hi: Option<f64>,
+    /// On the `dot` row only: the null for the best of the model's single heads, the largest
+    /// `spearman_human` over Gaussian forms of every head's shape, one per draw (mean and
+    /// standard deviation over draws): what the best of that many random heads reaches.
+    #[serde(default)]
+    pub gaussian_best_head_human: Option<f64>,
+    #[serde(default)]
+    pub gaussian_best_head_human_sd: Option<f64>,
 }
 
 fn normal(rng: &mut SplitMix64, std: f64) -> f32 {
@@ -692,6 +704,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         pieces.iter().filter(|&&p| p == 1).count()
     );
     let benchmarks = super::eval::benchmarks(&[])?;
+    if args.heads_only {
+        std::fs::create_dir_all(&out)
+            .with_context(|| format!("{}: cannot create", out.display()))?;
+        source.write(&out)?;
+        heads_and_pairs(&out, &name, &ckpt, &table, &benchmarks, &cfg, init_std)?;
+        println!(
+            "--heads-only: wrote {}/{{heads,pairs}}.csv; the corpus measures are left as they were",
+            out.display()
+        );
+        return Ok(());
+    }
     // Collocated word pairs of the corpus and their controls, as the study draws them.
     let collocations = super::study::collocations(&corpus, &cfg.collocation);
     // Every table: analogy and similarity rows with each item's outcome, and collocation rows
@@ -924,6 +947,29 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     )?;
     println!("contextuality: {:.1} s", started.elapsed().as_secs_f64());
 
+    heads_and_pairs(&out, &name, &ckpt, &table, &benchmarks, &cfg, init_std)?;
+    println!(
+        "wrote {}/{{scores,intervals,contextuality,heads,pairs}}.csv and the contextuality figures",
+        out.display()
+    );
+    Ok(())
+}
+
+/// Every attention head's W_Q, W_K, W_V and bilinear form (`heads.csv`) and the scores its form
+/// gives the similarity benchmarks' word pairs (`pairs.csv`), each beside Gaussian forms of the
+/// same shapes; the module docs say what is measured. Weights and the embedding table only: no
+/// corpus pass (`--heads-only` runs this alone).
+fn heads_and_pairs(
+    out: &Path,
+    name: &str,
+    ckpt: &pretrained::Checkpoint,
+    table: &word2vec::WordVectors,
+    benchmarks: &super::eval::Benchmarks,
+    cfg: &super::settings::Config,
+    init_std: f64,
+) -> anyhow::Result<()> {
+    let name = name.to_string();
+    let d = table.dim();
     // Heads: the trained matrices, the initialisation reference, the cross-head null.
     let layers = geometry::qkv_per_layer_pretrained(&ckpt.model);
     let mut rng = SplitMix64::new(0x7072_6574);
@@ -1025,51 +1071,55 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         analysis::EvalVocab::new(&table, cfg.eval.restrict_vocab, cfg.eval.case_insensitive);
     let mut pair_rows = Vec::new();
     for set in &benchmarks.similarity {
-        let (mut pairs, mut human, mut cosine) = (Vec::new(), Vec::new(), Vec::new());
-        for (a, b, s) in &set.pairs {
-            if let (Some(i), Some(j)) = (vocab.row(a), vocab.row(b)) {
-                let (i, j) = (i as usize, j as usize);
-                pairs.push((i, j));
-                human.push(*s);
-                cosine.push(geometry::cosine(table.row(i), table.row(j)));
-            }
-        }
-        if pairs.len() < 3 {
+        let Some(found) = bilinear::BenchmarkPairs::find(&table, &vocab, set) else {
             continue;
-        }
+        };
         let e = table.data();
         // M = I: the plain dot product of the two embeddings, the score that is a similarity
         // by construction (layer 0).
-        let dot: Vec<f64> = pairs
-            .iter()
-            .map(|&(i, j)| {
-                let (a, b) = (&e[i * d..(i + 1) * d], &e[j * d..(j + 1) * d]);
-                a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum()
-            })
-            .collect();
+        let dot = found.dot(e, d);
+        let (dot_human, dot_cosine) = found.spearman(&dot);
+        let interval = |scores: &[f64]| {
+            let iv = found.human_interval(scores, RESAMPLES, 0x7061_6972);
+            (Some(iv.lo), Some(iv.hi))
+        };
+        let (lo, hi) = interval(&dot);
+        let dot_row = pair_rows.len();
         pair_rows.push(PairRow {
             model: name.clone(),
             benchmark: set.name.clone(),
             layer: 0,
             head: "dot".into(),
-            pairs: pairs.len(),
-            spearman_human: analysis::stats::spearman(&human, &dot),
-            spearman_cosine: analysis::stats::spearman(&cosine, &dot),
+            pairs: found.rows.len(),
+            spearman_human: dot_human,
+            spearman_cosine: dot_cosine,
             gaussian_spearman_human: None,
             gaussian_spearman_human_sd: None,
             gaussian_spearman_cosine: None,
+            spearman_human_lo: lo,
+            spearman_human_hi: hi,
+            gaussian_best_head_human: None,
+            gaussian_best_head_human_sd: None,
         });
+        // Per draw, the best single head among Gaussian forms of every head's shape.
+        let mut best_by_draw = vec![f64::NEG_INFINITY; INIT_DRAWS];
         for (li, l) in layers.iter().enumerate() {
             let init: Vec<LayerQkv> = (0..INIT_DRAWS)
                 .map(|_| drawn(l, init_std, &mut rng))
                 .collect();
             for head in (0..l.n_heads).map(Some).chain([None]) {
-                let s = bilinear::head_pair_scores(e, l, head, &pairs);
+                let scores = bilinear::head_pair_scores(e, l, head, &found.rows);
+                let (human, cosine) = found.spearman(&scores);
+                let (lo, hi) = interval(&scores);
                 let (mut ih, mut ic) = (Vec::new(), Vec::new());
-                for w in &init {
-                    let s0 = bilinear::head_pair_scores(e, w, head, &pairs);
-                    ih.push(analysis::stats::spearman(&human, &s0));
-                    ic.push(analysis::stats::spearman(&cosine, &s0));
+                for (k, w) in init.iter().enumerate() {
+                    let (h0, c0) =
+                        found.spearman(&bilinear::head_pair_scores(e, w, head, &found.rows));
+                    if head.is_some() {
+                        best_by_draw[k] = best_by_draw[k].max(h0);
+                    }
+                    ih.push(h0);
+                    ic.push(c0);
                 }
                 let (h_mean, h_sd) = mean_sd(&ih);
                 pair_rows.push(PairRow {
@@ -1077,22 +1127,27 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     benchmark: set.name.clone(),
                     layer: li + 1,
                     head: head.map_or("all".into(), |h| h.to_string()),
-                    pairs: pairs.len(),
-                    spearman_human: analysis::stats::spearman(&human, &s),
-                    spearman_cosine: analysis::stats::spearman(&cosine, &s),
+                    pairs: found.rows.len(),
+                    spearman_human: human,
+                    spearman_cosine: cosine,
                     gaussian_spearman_human: Some(h_mean),
                     gaussian_spearman_human_sd: Some(h_sd),
                     gaussian_spearman_cosine: Some(mean_sd(&ic).0),
+                    spearman_human_lo: lo,
+                    spearman_human_hi: hi,
+                    gaussian_best_head_human: None,
+                    gaussian_best_head_human_sd: None,
                 });
             }
+        }
+        if !layers.is_empty() {
+            let (m, sd) = mean_sd(&best_by_draw);
+            pair_rows[dot_row].gaussian_best_head_human = Some(m);
+            pair_rows[dot_row].gaussian_best_head_human_sd = Some(sd);
         }
     }
     output::write_csv(&out.join("pairs.csv"), &pair_rows)?;
     println!("pairs: {:.1} s", started.elapsed().as_secs_f64());
-    println!(
-        "wrote {}/{{scores,intervals,contextuality,heads,pairs}}.csv and the contextuality figures",
-        out.display()
-    );
     Ok(())
 }
 

@@ -1357,7 +1357,7 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
             range(&values(&of("symmetry")))
         );
     }
-    let _ = writeln!(w, "\nThe score a head gives two words' embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments (`pairs.csv`), the plain dot product (M = I) beside the heads, and how many heads score above their Gaussian forms' mean + 2 sd:\n\n| benchmark | pairs | dot product | best head (layer.head) | median head | heads above Gaussian |\n|---|---|---|---|---|---|");
+    let _ = writeln!(w, "\nThe score a head gives two words' embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments (`pairs.csv`; 95% intervals over the pairs where the run computed them), the plain dot product (M = I) beside the heads, the best single head against the best of as many Gaussian heads (the largest over Gaussian forms of every head's shape, mean ± sd over draws: the null for a maximum), and how many heads score above their own Gaussian forms' mean + 2 sd:\n\n| benchmark | pairs | dot product | best head (layer.head) | best Gaussian head | median head | heads above Gaussian |\n|---|---|---|---|---|---|---|");
     let mut sets: Vec<&str> = pairs.iter().map(|r| r.benchmark.as_str()).collect();
     sets.dedup();
     for set in sets {
@@ -1381,19 +1381,26 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
                 },
             )
             .count();
+        let rho = |r: &PairRow| match (r.spearman_human_lo, r.spearman_human_hi) {
+            (Some(lo), Some(hi)) => format!("{:.3} [{lo:.3}, {hi:.3}]", r.spearman_human),
+            _ => format!("{:.3}", r.spearman_human),
+        };
+        let best_null = dot
+            .and_then(|d| Some((d.gaussian_best_head_human?, d.gaussian_best_head_human_sd?)))
+            .map_or("-".into(), |(m, sd)| format!("{m:.3} ± {sd:.3}"));
         let _ = writeln!(
             w,
-            "| {set} | {} | {} | {:.3} ({}.{}) | {:.3} | {above} of {} |",
+            "| {set} | {} | {} | {} ({}.{}) | {best_null} | {} | {above} of {} |",
             best.pairs,
-            dot.map_or("-".into(), |d| format!("{:.3}", d.spearman_human)),
-            best.spearman_human,
+            dot.map_or("-".into(), |d| rho(d)),
+            rho(best),
             best.layer,
             best.head,
-            median.spearman_human,
+            rho(median),
             by_head.len()
         );
     }
-    let _ = writeln!(w, "\nPoint values: no interval over items or heads is computed for these yet, and the best of many heads is not tested against a null for a maximum. The pair score is read on the raw embedding rows (no position embedding, LayerNorm or bias), for every layer's form (`docs/method.md`).\n");
+    let _ = writeln!(w, "\nThe intervals resample the pairs, which share words (so they are if anything narrow), and carry no seed term: one checkpoint. The pair score is read on the raw embedding rows (no position embedding, LayerNorm or bias), for every layer's form (`docs/method.md`).\n");
     Ok(())
 }
 
@@ -1404,11 +1411,247 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     write(&args.out, cfg.roles.cast()?)
 }
 
+/// One model's attention-form measures, per seed, from its kept `scores-<h>.csv` files.
+#[derive(Default)]
+struct FormSeeds {
+    /// (layer, measure) -> per seed (trained, at the seed's own initialisation W0).
+    forms: std::collections::BTreeMap<(usize, String), Vec<(f64, f64)>>,
+    /// (benchmark, what) -> per seed values, `what` one of `dot` (M = I on the trained
+    /// embedding), `median head`, `median head at W0` (the median over every layer's heads).
+    pairs: std::collections::BTreeMap<(String, &'static str), Vec<f64>>,
+    seeds: std::collections::BTreeSet<u64>,
+}
+
+/// Our own models' attention forms, gathered from every kept model measurement under
+/// `out/measurements/` that holds them (grouped by model name and measurement-settings hash,
+/// so that studies measured under other settings are never pooled).
+fn our_forms(
+    out: &Path,
+) -> anyhow::Result<std::collections::BTreeMap<(String, String), FormSeeds>> {
+    let mut models: std::collections::BTreeMap<(String, String), FormSeeds> = Default::default();
+    let Ok(entries) = std::fs::read_dir(out.join("measurements")) else {
+        return Ok(models);
+    };
+    let mut files = Vec::new();
+    for dir in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        for f in std::fs::read_dir(&dir)?.filter_map(|e| e.ok().map(|e| e.path())) {
+            let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if let Some(h) = name
+                .strip_prefix("scores-")
+                .and_then(|n| n.strip_suffix(".csv"))
+            {
+                files.push((f.clone(), h.to_string()));
+            }
+        }
+    }
+    files.sort();
+    for (path, hash) in files {
+        let rows: Vec<TidyRow> = crate::kept::read_csv(&path)?;
+        let forms: Vec<&TidyRow> = rows
+            .iter()
+            .filter(|r| {
+                r.benchmark == "all-heads"
+                    && r.metric.starts_with("qk_")
+                    && !r.metric.ends_with("_cross_head")
+            })
+            .collect();
+        if forms.is_empty() {
+            continue;
+        }
+        let seed = forms[0].seed.unwrap_or(0);
+        let m = models.entry((forms[0].model.clone(), hash)).or_default();
+        m.seeds.insert(seed);
+        let value = |rep: &str, layer: Option<usize>, metric: &str| {
+            forms
+                .iter()
+                .find(|r| r.representation == rep && r.layer == layer && r.metric == metric)
+                .map(|r| r.value)
+        };
+        for r in forms
+            .iter()
+            .filter(|r| r.representation == "attention-trained")
+        {
+            if let (Some(l), Some(init)) = (
+                r.layer,
+                value("attention-initialisation", r.layer, &r.metric),
+            ) {
+                m.forms
+                    .entry((l, r.metric.clone()))
+                    .or_default()
+                    .push((r.value, init));
+            }
+        }
+        // Pair scores (measured from the ten-seed round's later models on).
+        let median = |mut v: Vec<f64>| -> Option<f64> {
+            v.sort_by(f64::total_cmp);
+            (!v.is_empty()).then(|| {
+                let n = v.len();
+                if n % 2 == 1 {
+                    v[n / 2]
+                } else {
+                    0.5 * (v[n / 2 - 1] + v[n / 2])
+                }
+            })
+        };
+        let mut sets: Vec<&str> = rows
+            .iter()
+            .filter_map(|r| r.benchmark.strip_prefix("pairs:")?.strip_suffix(":dot"))
+            .collect();
+        sets.dedup();
+        for set in sets {
+            let heads = |rep: &str| {
+                median(
+                    rows.iter()
+                        .filter(|r| {
+                            r.representation == rep
+                                && r.metric == "spearman_human"
+                                && r.benchmark.starts_with(&format!("pairs:{set}:head-"))
+                        })
+                        .map(|r| r.value)
+                        .collect(),
+                )
+            };
+            let dot = rows.iter().find(|r| {
+                r.benchmark == format!("pairs:{set}:dot") && r.metric == "spearman_human"
+            });
+            if let (Some(dot), Some(t), Some(i)) = (
+                dot,
+                heads("attention-trained"),
+                heads("attention-initialisation"),
+            ) {
+                for (what, v) in [
+                    ("dot", dot.value),
+                    ("median head", t),
+                    ("median head at W0", i),
+                ] {
+                    m.pairs.entry((set.to_string(), what)).or_default().push(v);
+                }
+            }
+        }
+    }
+    Ok(models)
+}
+
+/// Our models' attention heads read as bilinear forms, trained against their own
+/// initialisation with a t interval over seeds, beside each pretrained checkpoint's forms
+/// against Gaussian forms of its shapes (`heads.csv`): the one table the seed question asks for.
+fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
+    use analysis::evidence::seed_mean;
+    let ours = our_forms(out)?;
+    if ours.is_empty() {
+        return Ok(());
+    }
+    let _ = writeln!(
+        w,
+        "## Attention heads as bilinear forms: our models beside a pretrained checkpoint\n"
+    );
+    let _ = writeln!(w, "Each layer's whole form M = W_Q W_K^T (the sum over its heads; `analysis::bilinear`): Saponati et al. 2025's symmetry (1 symmetric, 1/2 for independent random Q and K, 0 antisymmetric) and Trockman & Kolter 2023's alignment with the identity (cosine of M with I). Our models: trained and at the same seed's initialisation W0 (seed means), and trained - W0 with a t interval over seeds (`measurements/<run>/scores-<h>.csv`, rows `all-heads`). A pretrained checkpoint: its value beside Gaussian forms of its shapes, mean ± sd over draws (its `heads.csv`).\n");
+    let _ = writeln!(w, "| model | seeds | layer | symmetry: trained, W0 | trained - W0 | identity alignment: trained, W0 | trained - W0 |\n|---|---|---|---|---|---|---|");
+    for ((model, hash), m) in &ours {
+        // The untrained control is its own W0: nothing to read.
+        if m.forms.values().flatten().all(|(t, i)| t == i) {
+            continue;
+        }
+        let layers: std::collections::BTreeSet<usize> = m.forms.keys().map(|k| k.0).collect();
+        for l in layers {
+            let cell = |metric: &str| -> (String, String) {
+                let Some(v) = m.forms.get(&(l, metric.to_string())) else {
+                    return ("-".into(), "-".into());
+                };
+                let mean =
+                    |f: fn(&(f64, f64)) -> f64| v.iter().map(f).sum::<f64>() / v.len() as f64;
+                let diff: Vec<f64> = v.iter().map(|(t, i)| t - i).collect();
+                (
+                    format!("{:.3}, {:.3}", mean(|x| x.0), mean(|x| x.1)),
+                    fmt_iv(&seed_mean(&diff)),
+                )
+            };
+            let (s, sd) = cell("qk_symmetry");
+            let (a, ad) = cell("qk_identity_alignment");
+            let _ = writeln!(
+                w,
+                "| {model} (`{hash}`) | {} | {l} | {s} | {sd} | {a} | {ad} |",
+                m.seeds.len()
+            );
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir(out.join("pretrained")) {
+        let mut dirs: Vec<std::path::PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|d| d.join("heads.csv").is_file())
+            .collect();
+        dirs.sort();
+        // The heads are the weights': a checkpoint read on a second corpus has the same rows.
+        let mut shown: Vec<Vec<u8>> = Vec::new();
+        for dir in dirs {
+            let path = dir.join("heads.csv");
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
+            let heads: Vec<super::pretrained::HeadRow> = output::read_csv(&path)?;
+            let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("?");
+            let Some(name) = name.split('@').next().filter(|_| !shown.contains(&bytes)) else {
+                continue;
+            };
+            shown.push(bytes);
+            let layers: std::collections::BTreeSet<usize> = heads.iter().map(|h| h.layer).collect();
+            for l in layers {
+                let cell = |measure: &str| {
+                    heads
+                        .iter()
+                        .find(|h| h.layer == l && h.head == "all" && h.measure == measure)
+                        .map_or("-".into(), |h| {
+                            format!(
+                                "{:.3} (Gaussian {:.3} ± {:.3})",
+                                h.value, h.gaussian, h.gaussian_sd
+                            )
+                        })
+                };
+                let _ = writeln!(
+                    w,
+                    "| {name} (pretrained) | 1 | {l} | {} | - | {} | - |",
+                    cell("symmetry"),
+                    cell("identity_alignment")
+                );
+            }
+        }
+    }
+    let pairs: Vec<_> = ours.iter().filter(|(_, m)| !m.pairs.is_empty()).collect();
+    if !pairs.is_empty() {
+        let _ = writeln!(w, "\nThe score a form gives two words' trained input embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments of the plain dot product (M = I), of the median head (over every layer's heads) and of the median head under the same seed's initial forms W0 on the same embedding rows (rows `pairs:<set>:...`); seed means with t intervals over seeds, measured for the models trained after pair scores were added:\n");
+        let _ = writeln!(w, "| model | seeds | benchmark | dot product | median head | median head at W0 | median head - W0 |\n|---|---|---|---|---|---|---|");
+        for ((model, hash), m) in pairs {
+            let sets: std::collections::BTreeSet<&String> = m.pairs.keys().map(|k| &k.0).collect();
+            for set in sets {
+                let get = |what: &'static str| {
+                    m.pairs
+                        .get(&(set.clone(), what))
+                        .cloned()
+                        .unwrap_or_default()
+                };
+                let (dot, t, i) = (get("dot"), get("median head"), get("median head at W0"));
+                let diff: Vec<f64> = t.iter().zip(&i).map(|(a, b)| a - b).collect();
+                let _ = writeln!(
+                    w,
+                    "| {model} (`{hash}`) | {} | {set} | {} | {} | {} | {} |",
+                    dot.len(),
+                    fmt_iv(&seed_mean(&dot)),
+                    fmt_iv(&seed_mean(&t)),
+                    fmt_iv(&seed_mean(&i)),
+                    fmt_iv(&seed_mean(&diff))
+                );
+            }
+        }
+    }
+    let _ = writeln!(w, "\nA symmetry above W0's says training made the form more symmetric (bidirectional training does, by Saponati et al.); the pretrained checkpoint is read against Gaussian forms only, having no own W0. The models' widths and head counts differ (see each model's description above): read layers against layers, and one model's change from its W0, rather than values across models. Models still in training in the ten-seed round have fewer seeds here than the study will.\n");
+    Ok(())
+}
+
 /// `out/REPORT.md` from the comparisons under `out`.
 pub fn write(out: &Path, cast: Cast) -> anyhow::Result<()> {
     let src = Sources::load(out, cast)?;
     let mut body = findings(&src);
     pretrained_section(&mut body, out)?;
+    forms_section(&mut body, out)?;
     let mut report = String::from("# embedlab report\n\nGenerated by `cargo run -p experiments -- --exp report` from the CSVs under this directory and the per-item outcomes under `measurements/`. Do not edit by hand.\n\n");
     report.push_str(&body);
     let path = out.join("REPORT.md");
@@ -1421,6 +1664,194 @@ pub fn write(out: &Path, cast: Cast) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn our_forms_are_read_against_their_own_initialisation_beside_a_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let row = |model: &str,
+                   seed: u64,
+                   rep: &str,
+                   layer: Option<usize>,
+                   bench: &str,
+                   metric: &str,
+                   v: f64| TidyRow {
+            layer,
+            benchmark: bench.into(),
+            metric: metric.into(),
+            value: v,
+            seed: Some(seed),
+            ..TidyRow::template("", model, rep)
+        };
+        // Two seeds of a trained model; layer 1's symmetry 0.7 and 0.8 against W0's 0.5 and
+        // 0.5, identity alignment 0.1 against 0.0 for both; pair scores on one benchmark.
+        for (seed, sym, dot, heads, init) in [
+            (1u64, 0.7, 0.6, [0.2, 0.4], [0.0, 0.1]),
+            (2, 0.8, 0.7, [0.3, 0.5], [0.1, 0.1]),
+        ] {
+            let mut rows = vec![
+                row(
+                    "mlm",
+                    seed,
+                    "attention-trained",
+                    Some(1),
+                    "all-heads",
+                    "qk_symmetry",
+                    sym,
+                ),
+                row(
+                    "mlm",
+                    seed,
+                    "attention-initialisation",
+                    Some(1),
+                    "all-heads",
+                    "qk_symmetry",
+                    0.5,
+                ),
+                row(
+                    "mlm",
+                    seed,
+                    "attention-trained",
+                    Some(1),
+                    "all-heads",
+                    "qk_identity_alignment",
+                    0.1,
+                ),
+                row(
+                    "mlm",
+                    seed,
+                    "attention-initialisation",
+                    Some(1),
+                    "all-heads",
+                    "qk_identity_alignment",
+                    0.0,
+                ),
+                row(
+                    "mlm",
+                    seed,
+                    "attention-trained",
+                    Some(1),
+                    "head-0",
+                    "qk_symmetry",
+                    0.99,
+                ),
+                row(
+                    "mlm",
+                    seed,
+                    "embedding",
+                    None,
+                    "pairs:WS:dot",
+                    "spearman_human",
+                    dot,
+                ),
+                row(
+                    "mlm",
+                    seed,
+                    "embedding",
+                    None,
+                    "pairs:WS:dot",
+                    "spearman_cosine",
+                    0.9,
+                ),
+            ];
+            for h in 0..2 {
+                let b = format!("pairs:WS:head-{h}");
+                rows.push(row(
+                    "mlm",
+                    seed,
+                    "attention-trained",
+                    Some(1),
+                    &b,
+                    "spearman_human",
+                    heads[h],
+                ));
+                rows.push(row(
+                    "mlm",
+                    seed,
+                    "attention-initialisation",
+                    Some(1),
+                    &b,
+                    "spearman_human",
+                    init[h],
+                ));
+            }
+            let d = dir.path().join(format!("measurements/mlm-seed{seed}-abc"));
+            crate::kept::write_csv(&d.join("scores-0123456789ab.csv"), &rows).unwrap();
+        }
+        // The untrained control: its trained forms are its W0, so it gets no row.
+        let d = dir.path().join("measurements/untrained-seed1-abc");
+        crate::kept::write_csv(
+            &d.join("scores-0123456789ab.csv"),
+            &[
+                row(
+                    "untrained",
+                    1,
+                    "attention-trained",
+                    Some(1),
+                    "all-heads",
+                    "qk_symmetry",
+                    0.5,
+                ),
+                row(
+                    "untrained",
+                    1,
+                    "attention-initialisation",
+                    Some(1),
+                    "all-heads",
+                    "qk_symmetry",
+                    0.5,
+                ),
+            ],
+        )
+        .unwrap();
+        let m = dir.path().join("pretrained/tiny");
+        std::fs::create_dir_all(&m).unwrap();
+        let head = |measure: &str, value: f64| super::super::pretrained::HeadRow {
+            model: "tiny".into(),
+            layer: 1,
+            head: "all".into(),
+            measure: measure.into(),
+            value,
+            gaussian: 0.501,
+            gaussian_sd: 0.002,
+            cross_head: None,
+        };
+        output::write_csv(
+            &m.join("heads.csv"),
+            &[head("symmetry", 0.703), head("identity_alignment", -0.009)],
+        )
+        .unwrap();
+        let mut md = String::new();
+        forms_section(&mut md, dir.path()).unwrap();
+        // Differences 0.2 and 0.3: mean 0.25, standard error 0.05, t(1) 12.706.
+        assert!(
+            md.contains("| mlm (`0123456789ab`) | 2 | 1 | 0.750, 0.500 | 0.250 [-0.385, 0.885] | 0.100, 0.000 | 0.100 [0.100, 0.100] |"),
+            "{md}"
+        );
+        assert!(!md.contains("| untrained"), "{md}");
+        assert!(
+            md.contains("| tiny (pretrained) | 1 | 1 | 0.703 (Gaussian 0.501 ± 0.002) | - | -0.009 (Gaussian 0.501 ± 0.002) | - |"),
+            "{md}"
+        );
+        // Median heads 0.3 and 0.4 trained, 0.05 and 0.1 at W0; dots 0.6 and 0.7 (standard
+        // error 0.05 each, differences 0.25 and 0.3).
+        assert!(
+            md.contains("| mlm (`0123456789ab`) | 2 | WS | 0.650 [0.015, 1.285] | 0.350 [-0.285, 0.985] | 0.075 [-0.243, 0.393] | 0.275 [-0.043, 0.593] |"),
+            "{md}"
+        );
+        // A damaged kept file is an error naming it, not a table without it.
+        let bad = dir
+            .path()
+            .join("measurements/mlm-seed2-abc/scores-0123456789ab.csv");
+        std::fs::write(&bad, "model\n").unwrap();
+        let err = format!(
+            "{:#}",
+            forms_section(&mut String::new(), dir.path()).unwrap_err()
+        );
+        assert!(
+            err.contains("mlm-seed2-abc/scores-0123456789ab.csv"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn a_pretrained_checkpoint_gets_its_scores_and_contextuality_and_a_bad_file_is_named() {
@@ -1545,6 +1976,10 @@ mod tests {
             gaussian_spearman_human: g.map(|g| g.0),
             gaussian_spearman_human_sd: g.map(|g| g.1),
             gaussian_spearman_cosine: g.map(|g| g.0),
+            spearman_human_lo: (head != "2").then_some(rho - 0.05),
+            spearman_human_hi: (head != "2").then_some(rho + 0.05),
+            gaussian_best_head_human: (head == "dot").then_some(0.15),
+            gaussian_best_head_human_sd: (head == "dot").then_some(0.02),
         };
         output::write_csv(
             &m.join("pairs.csv"),
@@ -1568,7 +2003,7 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("| MEN | 40 | 0.780 | 0.350 (1.1) | 0.200 | 1 of 3 |"),
+            md.contains("| MEN | 40 | 0.780 [0.730, 0.830] | 0.350 [0.300, 0.400] (1.1) | 0.150 ± 0.020 | 0.200 [0.150, 0.250] | 1 of 3 |"),
             "{md}"
         );
         // No pretrained directory: nothing, and no error.

@@ -936,6 +936,66 @@ impl Study {
         Ok(self.score_table(&vectors, &self.template(id, seed, "static")))
     }
 
+    /// The score each attention form gives two words' input embeddings,
+    /// `(e_i M e_j + e_j M e_i)/2` ([`analysis::bilinear::similarity_pair_forms`]), on every
+    /// similarity benchmark's pairs, as Spearman's rho with the human judgments
+    /// (`spearman_human`) and with the embeddings' cosine (`spearman_cosine`): benchmark
+    /// `pairs:<set>:head-<h>` (or `:all-heads`, the layer's whole form) at each layer, for the
+    /// trained forms (`attention-trained`) and for the same seed's initial forms W0
+    /// (`attention-initialisation`), both on the trained embedding's rows, so that the
+    /// reference changes the form and nothing else; and `pairs:<set>:dot` (M = I) on the
+    /// `embedding` representation. Read on the raw rows, as the pretrained experiment reads them.
+    fn pair_form_rows(
+        &self,
+        model: &Transformer,
+        initial: &Transformer,
+        embedding: &WordVectors,
+        t: &dyn Fn(&str, Option<usize>) -> TidyRow,
+    ) -> Vec<TidyRow> {
+        let vocab = analysis::EvalVocab::new(
+            embedding,
+            self.cfg.eval.restrict_vocab,
+            self.cfg.eval.case_insensitive,
+        );
+        let mut rows = Vec::new();
+        for set in &self.benchmarks.similarity {
+            for (state, m) in [
+                ("attention-trained", model),
+                ("attention-initialisation", initial),
+            ] {
+                let layers = analysis::geometry::qkv_per_layer(m);
+                let Some(p) =
+                    analysis::bilinear::similarity_pair_forms(embedding, &vocab, set, &layers)
+                else {
+                    continue;
+                };
+                if state == "attention-trained" {
+                    let bench = format!("pairs:{}:dot", set.name);
+                    rows.extend(t("embedding", None).measures(
+                        &bench,
+                        p.pairs,
+                        &[
+                            ("spearman_human", p.dot_human),
+                            ("spearman_cosine", p.dot_cosine),
+                        ],
+                    ));
+                }
+                for (layer, head, human, cosine) in p.forms {
+                    let bench = match head {
+                        Some(h) => format!("pairs:{}:head-{h}", set.name),
+                        None => format!("pairs:{}:all-heads", set.name),
+                    };
+                    rows.extend(t(state, Some(layer)).measures(
+                        &bench,
+                        p.pairs,
+                        &[("spearman_human", human), ("spearman_cosine", cosine)],
+                    ));
+                }
+            }
+        }
+        rows
+    }
+
     fn score_transformer(
         &self,
         id: ModelId,
@@ -1149,6 +1209,10 @@ impl Study {
         }
 
         laps.lap("bilinear forms");
+        if what.pairs {
+            rows.extend(self.pair_form_rows(model, &initial, &embedding, &t));
+            laps.lap("pair scores");
+        }
         // The queries, keys and values the attention computes from real tokens: CKA over
         // tokens, each beside its permutation null.
         let acts = activation_geometry(
@@ -1367,12 +1431,15 @@ pub struct Measures {
     pub pooled: bool,
     /// The embedding through each layer-1 head's projections (12 more tables).
     pub projected: bool,
+    /// Each head's score of two words' embeddings against people and cosine (`pairs:` rows).
+    pub pairs: bool,
 }
 
 impl Measures {
     pub const ALL: Measures = Measures {
         pooled: true,
         projected: true,
+        pairs: true,
     };
 }
 
@@ -1676,6 +1743,7 @@ impl Study {
         let what = Measures {
             pooled,
             projected: false,
+            pairs: false,
         };
         let ledger = super::ledger::path(&self.measured_dir(id, seed));
         if id.is_word2vec() {
