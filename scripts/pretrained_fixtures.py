@@ -105,8 +105,10 @@ def write(name, model, dtype=None):
 
 
 # A real checkpoint: all-MiniLM-L6-v2 (scripts/fetch_pretrained.sh). Its hidden states on two
-# sentences tokenized by its own tokenizer, kept in part (every position's first 8 coordinates
-# and its L2 norm, every layer) so the fixture stays small.
+# sentences tokenized by its own tokenizer: every position's first 8 coordinates and its L2 norm
+# at every layer in minilm-expected.json, and every coordinate of every layer in
+# minilm-hidden.f32 (little-endian float32, [layer, row, position, coordinate], the shape in the
+# JSON's "hidden_shape"). `python3 scripts/pretrained_fixtures.py minilm` writes these two alone.
 MINILM = OUT.parent.parent.parent.parent / "data/pretrained/all-MiniLM-L6-v2"
 SENTENCES = [
     "The Café in Zürich serves crème brûlée; it's 150 francs!",
@@ -126,6 +128,8 @@ def minilm():
             attention_mask=enc["attention_mask"],
             output_hidden_states=True,
         )
+    hidden = torch.stack(out.hidden_states).to(torch.float32).contiguous()
+    (OUT / "minilm-hidden.f32").write_bytes(hidden.numpy().astype("<f4").tobytes())
     (OUT / "minilm-expected.json").write_text(
         json.dumps(
             {
@@ -134,6 +138,7 @@ def minilm():
                 "mask": enc["attention_mask"].tolist(),
                 "first8": [h[:, :, :8].tolist() for h in out.hidden_states],
                 "norm": [h.norm(dim=-1).tolist() for h in out.hidden_states],
+                "hidden_shape": list(hidden.shape),
                 "torch": torch.__version__,
                 "transformers": transformers.__version__,
             }
@@ -190,4 +195,9 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if sys.argv[1:] == ["minilm"]:
+        minilm()
+    else:
+        main()

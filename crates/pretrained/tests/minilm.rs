@@ -1,7 +1,8 @@
 //! The one real checkpoint this machine can get, all-MiniLM-L6-v2 (scripts/fetch_pretrained.sh
 //! writes it; scripts/test.sh runs that first), against Hugging Face transformers' hidden states
 //! on two sentences tokenized by its own tokenizer (tests/fixtures/minilm-expected.json: every
-//! layer, every position's first 8 coordinates and its norm).
+//! layer, every position's first 8 coordinates and its norm; tests/fixtures/minilm-hidden.f32:
+//! every coordinate; scripts/pretrained_fixtures.py writes both).
 
 use std::path::Path;
 
@@ -61,7 +62,23 @@ fn minilm_reads_as_transformers_reads_it() {
     );
     let hidden = ckpt.model.hidden_states(ids, Some(pad));
     assert_eq!(hidden.len(), 7);
+    // Every coordinate of every layer, [layer, row, position, coordinate] as float32.
+    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/minilm-hidden.f32");
+    let full: Vec<f32> = std::fs::read(&full)
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let shape: Vec<usize> = expected["hidden_shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as usize)
+        .collect();
+    assert_eq!(shape, [7, b, t, 384]);
+    assert_eq!(full.len(), shape.iter().product::<usize>());
     let mut worst = 0f64;
+    let mut worst_coordinate = 0f64;
     for (l, h) in hidden.into_iter().enumerate() {
         let [_, _, d] = h.dims();
         let v: Vec<f32> = h.into_data().iter::<f32>().collect();
@@ -71,6 +88,16 @@ fn minilm_reads_as_transformers_reads_it() {
                 let norm = row.iter().map(|&x| (x as f64).powi(2)).sum::<f64>().sqrt();
                 let want = expected["norm"][l][i][p].as_f64().unwrap();
                 worst = worst.max((norm - want).abs() / want);
+                // Padding positions too: transformers computes them, and so do we.
+                let at = ((l * b + i) * t + p) * d;
+                for (c, (&x, &y)) in row.iter().zip(&full[at..at + d]).enumerate() {
+                    let diff = (x as f64 - y as f64).abs();
+                    worst_coordinate = worst_coordinate.max(diff / want.max(1.0));
+                    assert!(
+                        diff < 2e-4,
+                        "layer {l} row {i} position {p} coordinate {c}: {x} vs {y}"
+                    );
+                }
                 for c in 0..8 {
                     let want = expected["first8"][l][i][p][c].as_f64().unwrap();
                     assert!(
@@ -85,5 +112,9 @@ fn minilm_reads_as_transformers_reads_it() {
     assert!(
         worst < 1e-5,
         "largest relative difference of a norm {worst}"
+    );
+    assert!(
+        worst_coordinate < 1e-5,
+        "largest difference of a coordinate relative to its row's norm {worst_coordinate}"
     );
 }
