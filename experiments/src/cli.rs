@@ -166,7 +166,7 @@ pub struct Args {
     pub estimate: bool,
     /// `pretrained`: only the attention heads and their word-pair scores (`heads.csv`,
     /// `pairs.csv`), from the weights and the embedding table: no corpus pass.
-    #[arg(long = "heads-only", id = "heads-only")]
+    #[arg(long = "heads-only", id = "heads-only", conflicts_with = "estimate")]
     pub heads_only: bool,
     /// `bench-transformer-steps`: blocks in the benchmark model (default 4, the paper model's),
     /// for scripts/bench_depth.py, which asks whether flex's gap to PyTorch grows with depth.

@@ -455,6 +455,29 @@ fn an_estimate_says_the_cost_and_writes_nothing() {
     assert!(said.contains("--estimate: stopping here"), "{said}");
     assert!(!said.contains("pooled "), "{said}");
     assert!(!out.exists(), "--estimate created {}", out.display());
+    // --heads-only reads no corpus: nothing to estimate, refused before anything is written.
+    let o = run(&[
+        "--exp",
+        "pretrained",
+        "--model",
+        fixture().to_str().unwrap(),
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--estimate",
+        "--heads-only",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("--heads-only") && err.contains("--estimate"),
+        "{err}"
+    );
+    assert!(
+        !out.exists(),
+        "--estimate --heads-only created {}",
+        out.display()
+    );
 }
 
 #[test]

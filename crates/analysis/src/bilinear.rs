@@ -287,6 +287,10 @@ pub struct BenchmarkPairs {
     pub rows: Vec<(usize, usize)>,
     pub human: Vec<f64>,
     pub cosine: Vec<f64>,
+    /// Each found pair's index in the benchmark's file order.
+    pub positions: Vec<usize>,
+    /// The benchmark's pair count, found or not.
+    pub total: usize,
 }
 
 impl BenchmarkPairs {
@@ -298,19 +302,34 @@ impl BenchmarkPairs {
         set: &crate::SimilaritySet,
     ) -> Option<BenchmarkPairs> {
         let (mut rows, mut human, mut cosine) = (Vec::new(), Vec::new(), Vec::new());
-        for (a, b, s) in &set.pairs {
+        let mut positions = Vec::new();
+        for (k, (a, b, s)) in set.pairs.iter().enumerate() {
             if let (Some(i), Some(j)) = (vocab.row(a), vocab.row(b)) {
                 let (i, j) = (i as usize, j as usize);
                 rows.push((i, j));
                 human.push(*s);
                 cosine.push(crate::geometry::cosine(table.row(i), table.row(j)));
+                positions.push(k);
             }
         }
         (rows.len() >= 3).then_some(BenchmarkPairs {
             rows,
             human,
             cosine,
+            positions,
+            total: set.pairs.len(),
         })
+    }
+
+    /// `scores` (one per found pair) in the benchmark's file order, `None` for the pairs not
+    /// found: per-item values that intervals over items and seeds resample.
+    pub fn aligned(&self, scores: &[f64]) -> Vec<Option<f64>> {
+        assert_eq!(scores.len(), self.rows.len());
+        let mut out = vec![None; self.total];
+        for (&k, &x) in self.positions.iter().zip(scores) {
+            out[k] = Some(x);
+        }
+        out
     }
 
     /// Spearman's rho of `scores` (one per pair) with the human judgments and with the cosines.
@@ -366,6 +385,10 @@ pub struct PairForms {
     /// (layer, 1-based; head, `None` for the layer's whole form; Spearman with the human
     /// judgments; Spearman with the rows' cosine).
     pub forms: Vec<(usize, Option<usize>, f64, f64)>,
+    /// Per pair, in the benchmark's file order (`None`: not found; [`BenchmarkPairs::aligned`]):
+    /// the dot product's scores, and each layer's whole form's.
+    pub dot_scores: Vec<Option<f64>>,
+    pub layer_scores: Vec<Vec<Option<f64>>>,
 }
 
 /// [`PairForms`] of `set` on `table`'s rows under `layers`' forms; `None` when fewer than 3
@@ -379,19 +402,27 @@ pub fn similarity_pair_forms(
     let p = BenchmarkPairs::find(table, vocab, set)?;
     let (e, d) = (table.data(), table.dim());
     let mut forms = Vec::new();
+    let mut layer_scores = Vec::new();
     for (li, l) in layers.iter().enumerate() {
         assert_eq!(l.d_in, d, "a layer's forms read rows of the table's width");
         for head in (0..l.n_heads).map(Some).chain([None]) {
-            let (human, cosine) = p.spearman(&head_pair_scores(e, l, head, &p.rows));
+            let scores = head_pair_scores(e, l, head, &p.rows);
+            let (human, cosine) = p.spearman(&scores);
             forms.push((li + 1, head, human, cosine));
+            if head.is_none() {
+                layer_scores.push(p.aligned(&scores));
+            }
         }
     }
-    let (dot_human, dot_cosine) = p.spearman(&p.dot(e, d));
+    let dot = p.dot(e, d);
+    let (dot_human, dot_cosine) = p.spearman(&dot);
     Some(PairForms {
         pairs: p.rows.len(),
         dot_human,
         dot_cosine,
         forms,
+        dot_scores: p.aligned(&dot),
+        layer_scores,
     })
 }
 
@@ -528,6 +559,16 @@ mod tests {
         assert!((at(None).2 - 0.8).abs() < 1e-12, "{p:?}");
         assert_eq!(p.forms.len(), 3);
         assert!(p.forms.iter().all(|f| f.0 == 1));
+        // Per pair in file order, the unknown word's pair empty: dots 3, 0, 6, 1; the layer's
+        // form diag(1, -1) scores 3, 0, 6, -1.
+        assert_eq!(
+            p.dot_scores,
+            vec![Some(3.0), Some(0.0), Some(6.0), Some(1.0), None]
+        );
+        assert_eq!(
+            p.layer_scores,
+            vec![vec![Some(3.0), Some(0.0), Some(6.0), Some(-1.0), None]]
+        );
         // The interval over pairs holds the estimate; with scores that rank exactly as the
         // human judgments do, every resample gives 1 (or NaN where a resample has one distinct
         // pair, which the interval leaves out).

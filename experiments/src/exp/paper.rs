@@ -243,6 +243,8 @@ fn keep(exp: Experiment, rows: Vec<TidyRow>) -> Vec<TidyRow> {
         )
     };
     rows.into_iter()
+        // Attention forms' pair scores: read by the report from each model's kept scores.
+        .filter(|r| !r.benchmark.starts_with("pairs:"))
         .filter(|r| match exp {
             Experiment::Analogy => vectors(r) && analogy(r),
             Experiment::Similarity => vectors(r) && similarity(r),

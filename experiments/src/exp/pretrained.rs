@@ -21,7 +21,10 @@
 //!   of the other heads of its layer (`heads.csv`);
 //! * the score each head's form gives two words' embeddings, `(e_i M e_j + e_j M e_i)/2`,
 //!   against human similarity judgments and against the embeddings' cosine, beside the same
-//!   for Gaussian forms and for M = I, the plain dot product (`pairs.csv`). The score is read
+//!   for Gaussian forms and for M = I, the plain dot product (`pairs.csv`), each with an
+//!   interval over the pairs (bootstrap), and, on the dot product's row, the null for the best
+//!   of the model's heads (per draw, the largest score over Gaussian forms of every head's
+//!   shape: what taking the best of that many heads gives by chance). The score is read
 //!   on the raw embedding rows (the mean of a word's pieces): no position embedding, no
 //!   LayerNorm, no projection biases (so no key-salience term), which the model's layer 1
 //!   applies before its heads; later layers' forms are read on the same rows, as the question

@@ -1357,7 +1357,7 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
             range(&values(&of("symmetry")))
         );
     }
-    let _ = writeln!(w, "\nThe score a head gives two words' embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments (`pairs.csv`; 95% intervals over the pairs where the run computed them), the plain dot product (M = I) beside the heads, the best single head against the best of as many Gaussian heads (the largest over Gaussian forms of every head's shape, mean ± sd over draws: the null for a maximum), and how many heads score above their own Gaussian forms' mean + 2 sd:\n\n| benchmark | pairs | dot product | best head (layer.head) | best Gaussian head | median head | heads above Gaussian |\n|---|---|---|---|---|---|---|");
+    let _ = writeln!(w, "\nThe score a head gives two words' embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments (`pairs.csv`; 95% intervals over the pairs where the run computed them), the plain dot product (M = I) beside the heads, the best single head against the best of as many Gaussian heads, the head at the median rank (the upper middle one of an even count) with its own interval (the largest over Gaussian forms of every head's shape, mean ± sd over draws: the null for a maximum), and how many heads score above their own Gaussian forms' mean + 2 sd:\n\n| benchmark | pairs | dot product | best head (layer.head) | best Gaussian head | median-rank head | heads above Gaussian |\n|---|---|---|---|---|---|---|");
     let mut sets: Vec<&str> = pairs.iter().map(|r| r.benchmark.as_str()).collect();
     sets.dedup();
     for set in sets {
@@ -1411,6 +1411,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     write(&args.out, cfg.roles.cast()?)
 }
 
+/// The similarity sets the attention forms' pair scores are tabled on (the README's three).
+const PAIR_SETS: [&str; 3] = ["WS-353-ALL", "SIMLEX-999", "MEN-TR-3k"];
+
 /// One model's attention-form measures, per seed, from its kept `scores-<h>.csv` files.
 #[derive(Default)]
 struct FormSeeds {
@@ -1419,12 +1422,18 @@ struct FormSeeds {
     /// (benchmark, what) -> per seed values, `what` one of `dot` (M = I on the trained
     /// embedding), `median head`, `median head at W0` (the median over every layer's heads).
     pairs: std::collections::BTreeMap<(String, &'static str), Vec<f64>>,
-    seeds: std::collections::BTreeSet<u64>,
+    /// Seed -> the measurement directory it came from.
+    seeds: std::collections::BTreeMap<u64, std::path::PathBuf>,
+    /// Per-pair scores of the embedding's cosine, the dot product and each layer's whole form
+    /// (trained and W0), where the model's items file holds them.
+    items: Vec<crate::output::ItemRow>,
 }
 
 /// Our own models' attention forms, gathered from every kept model measurement under
-/// `out/measurements/` that holds them (grouped by model name and measurement-settings hash,
-/// so that studies measured under other settings are never pooled).
+/// `out/measurements/` that holds them, grouped by model name and measurement-settings hash:
+/// studies measured under other settings are never pooled, and two runs of one model and seed
+/// under the same settings (another study of the same model written into the same `--out`) are
+/// an error naming both, since they would be.
 fn our_forms(
     out: &Path,
 ) -> anyhow::Result<std::collections::BTreeMap<(String, String), FormSeeds>> {
@@ -1434,7 +1443,12 @@ fn our_forms(
     };
     let mut files = Vec::new();
     for dir in entries.filter_map(|e| e.ok().map(|e| e.path())) {
-        for f in std::fs::read_dir(&dir)?.filter_map(|e| e.ok().map(|e| e.path())) {
+        if !dir.is_dir() {
+            continue;
+        }
+        let listing =
+            std::fs::read_dir(&dir).with_context(|| format!("{}: cannot list", dir.display()))?;
+        for f in listing.filter_map(|e| e.ok().map(|e| e.path())) {
             let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
             if let Some(h) = name
                 .strip_prefix("scores-")
@@ -1459,8 +1473,29 @@ fn our_forms(
             continue;
         }
         let seed = forms[0].seed.unwrap_or(0);
+        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let items_path = dir.join(format!("items-{hash}.csv.gz"));
         let m = models.entry((forms[0].model.clone(), hash)).or_default();
-        m.seeds.insert(seed);
+        if let Some(other) = m.seeds.insert(seed, dir.clone()) {
+            anyhow::bail!(
+                "{} and {}: two runs of {} seed {seed} measured under the same settings; a second study of one model needs its own --out",
+                other.display(),
+                dir.display(),
+                forms[0].model
+            );
+        }
+        if crate::kept::exists(&items_path)? {
+            m.items.extend(
+                crate::kept::read_items(&items_path)?
+                    .into_iter()
+                    .filter(|i| {
+                        matches!(
+                            i.representation.as_str(),
+                            "embedding" | "dot" | "form-trained" | "form-initial"
+                        ) && i.kind == "cosine"
+                    }),
+            );
+        }
         let value = |rep: &str, layer: Option<usize>, metric: &str| {
             forms
                 .iter()
@@ -1617,32 +1652,77 @@ fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
     }
     let pairs: Vec<_> = ours.iter().filter(|(_, m)| !m.pairs.is_empty()).collect();
     if !pairs.is_empty() {
-        let _ = writeln!(w, "\nThe score a form gives two words' trained input embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments of the plain dot product (M = I), of the median head (over every layer's heads) and of the median head under the same seed's initial forms W0 on the same embedding rows (rows `pairs:<set>:...`); seed means with t intervals over seeds, measured for the models trained after pair scores were added:\n");
-        let _ = writeln!(w, "| model | seeds | benchmark | dot product | median head | median head at W0 | median head - W0 |\n|---|---|---|---|---|---|---|");
+        use super::evidence::{Half, Rep};
+        let benchmarks = super::eval::benchmarks(&[])?;
+        let _ = writeln!(w, "\nThe score a form gives two words' trained input embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity (Spearman with the human judgments; rows `pairs:<set>:...` and the items beside them): the embeddings' cosine and plain dot product (M = I), each layer's whole form trained and under the same seed's initial forms W0 on the same rows (95% intervals over pairs and seeds together, as every similarity score's), and the median single head trained and at W0 (seed means, t intervals over seeds). Only models measured after pair scores were added have these, so the seeds column can be smaller than above.\n");
+        let _ = writeln!(w, "| model | seeds | benchmark | embedding cosine | dot product | median head | median head at W0 | median head - W0 |\n|---|---|---|---|---|---|---|---|");
+        let mut layer_lines = Vec::new();
         for ((model, hash), m) in pairs {
-            let sets: std::collections::BTreeSet<&String> = m.pairs.keys().map(|k| &k.0).collect();
-            for set in sets {
+            // The seeds with pair items, and every item of theirs: each interval over the same
+            // seeds.
+            let seeds: std::collections::BTreeSet<Option<u64>> = m
+                .items
+                .iter()
+                .filter(|i| i.representation == "dot")
+                .map(|i| i.seed)
+                .collect();
+            let items: Vec<crate::output::ItemRow> = m
+                .items
+                .iter()
+                .filter(|i| seeds.contains(&i.seed))
+                .cloned()
+                .collect();
+            let ev = super::evidence::from_rows(items, &benchmarks);
+            let score = |rep: &str, layer: Option<usize>, set: &str| {
+                ev.score(&Rep::new(model, rep, layer), set, Half::All)
+                    .map_or("-".into(), |e| fmt_iv(&e.interval))
+            };
+            for set in PAIR_SETS {
                 let get = |what: &'static str| {
                     m.pairs
-                        .get(&(set.clone(), what))
+                        .get(&(set.to_string(), what))
                         .cloned()
                         .unwrap_or_default()
                 };
-                let (dot, t, i) = (get("dot"), get("median head"), get("median head at W0"));
+                let (t, i) = (get("median head"), get("median head at W0"));
+                if t.is_empty() {
+                    continue;
+                }
                 let diff: Vec<f64> = t.iter().zip(&i).map(|(a, b)| a - b).collect();
                 let _ = writeln!(
                     w,
-                    "| {model} (`{hash}`) | {} | {set} | {} | {} | {} | {} |",
-                    dot.len(),
-                    fmt_iv(&seed_mean(&dot)),
+                    "| {model} (`{hash}`) | {} | {set} | {} | {} | {} | {} | {} |",
+                    t.len(),
+                    score("embedding", None, set),
+                    score("dot", None, set),
                     fmt_iv(&seed_mean(&t)),
                     fmt_iv(&seed_mean(&i)),
                     fmt_iv(&seed_mean(&diff))
                 );
+                for l in ev.layers(model, "form-trained", set) {
+                    let (a, b) = (
+                        Rep::new(model, "form-trained", Some(l)),
+                        Rep::new(model, "form-initial", Some(l)),
+                    );
+                    if let Some(d) = ev.difference(&a, &b, set, Half::All) {
+                        layer_lines.push(format!(
+                            "| {model} (`{hash}`) | {set} | {l} | {} | {} | {} |",
+                            fmt_iv(&d.a.interval),
+                            fmt_iv(&d.b.interval),
+                            fmt_iv(&d.diff)
+                        ));
+                    }
+                }
+            }
+        }
+        if !layer_lines.is_empty() {
+            let _ = writeln!(w, "\nEach layer's whole form (the sum over its heads), trained and at W0, on the same pairs and seeds:\n\n| model | benchmark | layer | trained | W0 | trained - W0 |\n|---|---|---|---|---|---|");
+            for line in layer_lines {
+                let _ = writeln!(w, "{line}");
             }
         }
     }
-    let _ = writeln!(w, "\nA symmetry above W0's says training made the form more symmetric (bidirectional training does, by Saponati et al.); the pretrained checkpoint is read against Gaussian forms only, having no own W0. The models' widths and head counts differ (see each model's description above): read layers against layers, and one model's change from its W0, rather than values across models. Models still in training in the ten-seed round have fewer seeds here than the study will.\n");
+    let _ = writeln!(w, "\nA symmetry above W0's says training made the form more symmetric (bidirectional training does, by Saponati et al.); the pretrained checkpoint is read against Gaussian forms only, having no own W0. The models' widths and head counts differ (see each model's description above): read layers against layers, and one model's change from its W0, rather than values across models.\n");
     Ok(())
 }
 
@@ -1668,6 +1748,40 @@ mod tests {
     #[test]
     fn our_forms_are_read_against_their_own_initialisation_beside_a_checkpoint() {
         let dir = tempfile::tempdir().unwrap();
+        let benchmarks = super::super::eval::benchmarks(&[]).unwrap();
+        let ws = benchmarks
+            .similarity
+            .iter()
+            .find(|s| s.name == "WS-353-ALL")
+            .unwrap();
+        let gold: Vec<f64> = ws.pairs[..10].iter().map(|p| p.2).collect();
+        let planted = |rep: &str, seed: u64| -> Vec<Option<f64>> {
+            let s = seed as usize;
+            (0..ws.pairs.len())
+                .map(|i| {
+                    (i < 10).then(|| {
+                        let g = gold[i];
+                        match rep {
+                            "embedding" => g + ((i * 7 + s) % 5) as f64,
+                            "dot" => 0.5 * g + ((i * 3 + s) % 4) as f64,
+                            "form-trained" => -g + ((i * 5 + s) % 3) as f64,
+                            _ => ((i * 11 + s * 3) % 7) as f64,
+                        }
+                    })
+                })
+                .collect()
+        };
+        // The seed mean of Spearman's rho with the gold scores, computed here.
+        let rho = |rep: &str| {
+            [1u64, 2]
+                .iter()
+                .map(|&s| {
+                    let v: Vec<f64> = planted(rep, s).into_iter().flatten().collect();
+                    analysis::stats::spearman(&gold, &v)
+                })
+                .sum::<f64>()
+                / 2.0
+        };
         let row = |model: &str,
                    seed: u64,
                    rep: &str,
@@ -1739,7 +1853,7 @@ mod tests {
                     seed,
                     "embedding",
                     None,
-                    "pairs:WS:dot",
+                    "pairs:WS-353-ALL:dot",
                     "spearman_human",
                     dot,
                 ),
@@ -1748,13 +1862,13 @@ mod tests {
                     seed,
                     "embedding",
                     None,
-                    "pairs:WS:dot",
+                    "pairs:WS-353-ALL:dot",
                     "spearman_cosine",
                     0.9,
                 ),
             ];
             for h in 0..2 {
-                let b = format!("pairs:WS:head-{h}");
+                let b = format!("pairs:WS-353-ALL:head-{h}");
                 rows.push(row(
                     "mlm",
                     seed,
@@ -1776,6 +1890,21 @@ mod tests {
             }
             let d = dir.path().join(format!("measurements/mlm-seed{seed}-abc"));
             crate::kept::write_csv(&d.join("scores-0123456789ab.csv"), &rows).unwrap();
+            // Per-pair scores on WS-353's first ten pairs (the rest not found).
+            let items: Vec<crate::output::ItemRow> =
+                ["embedding", "dot", "form-trained", "form-initial"]
+                    .iter()
+                    .map(|rep| crate::output::ItemRow {
+                        model: "mlm".into(),
+                        representation: rep.to_string(),
+                        layer: rep.starts_with("form").then_some(1),
+                        benchmark: "WS-353-ALL".into(),
+                        kind: "cosine".into(),
+                        seed: Some(seed),
+                        values: crate::output::encode_cosines(&planted(rep, seed)),
+                    })
+                    .collect();
+            crate::kept::write_items(&d.join("items-0123456789ab.csv.gz"), &items).unwrap();
         }
         // The untrained control: its trained forms are its W0, so it gets no row.
         let d = dir.path().join("measurements/untrained-seed1-abc");
@@ -1834,10 +1963,65 @@ mod tests {
         );
         // Median heads 0.3 and 0.4 trained, 0.05 and 0.1 at W0; dots 0.6 and 0.7 (standard
         // error 0.05 each, differences 0.25 and 0.3).
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("| mlm (`0123456789ab`) | 2 | WS-353-ALL |"))
+            .unwrap_or_else(|| panic!("{md}"));
+        let cells: Vec<&str> = line.split(" | ").collect();
+        // The cosine's and the dot product's rho over both seeds and the ten pairs, each with
+        // an interval over pairs and seeds around it.
         assert!(
-            md.contains("| mlm (`0123456789ab`) | 2 | WS | 0.650 [0.015, 1.285] | 0.350 [-0.285, 0.985] | 0.075 [-0.243, 0.393] | 0.275 [-0.043, 0.593] |"),
-            "{md}"
+            cells[3].starts_with(&format!("{:.3} [", rho("embedding"))),
+            "{line}"
         );
+        assert!(
+            cells[4].starts_with(&format!("{:.3} [", rho("dot"))),
+            "{line}"
+        );
+        assert!(
+            line.ends_with(
+                "| 0.350 [-0.285, 0.985] | 0.075 [-0.243, 0.393] | 0.275 [-0.043, 0.593] |"
+            ),
+            "{line}"
+        );
+        let layer = md
+            .lines()
+            .find(|l| l.starts_with("| mlm (`0123456789ab`) | WS-353-ALL | 1 |"))
+            .unwrap_or_else(|| panic!("{md}"));
+        let cells: Vec<&str> = layer.split(" | ").collect();
+        assert!(
+            cells[3].starts_with(&format!("{:.3} [", rho("form-trained"))),
+            "{layer}"
+        );
+        assert!(
+            cells[4].starts_with(&format!("{:.3} [", rho("form-initial"))),
+            "{layer}"
+        );
+        let diff = rho("form-trained") - rho("form-initial");
+        assert!(cells[5].starts_with(&format!("{diff:.3} [")), "{layer}");
+        // A stray file beside the models' directories is no model.
+        std::fs::write(dir.path().join("measurements/notes.txt"), "x").unwrap();
+        forms_section(&mut String::new(), dir.path()).unwrap();
+        // Two runs of one model and seed under one settings hash would be pooled: refused,
+        // both named.
+        let twin = dir.path().join("measurements/mlm-seed1-other");
+        let seed1: Vec<TidyRow> = crate::kept::read_csv(
+            &dir.path()
+                .join("measurements/mlm-seed1-abc/scores-0123456789ab.csv"),
+        )
+        .unwrap();
+        crate::kept::write_csv(&twin.join("scores-0123456789ab.csv"), &seed1).unwrap();
+        let err = format!(
+            "{:#}",
+            forms_section(&mut String::new(), dir.path()).unwrap_err()
+        );
+        assert!(
+            err.contains("mlm-seed1-abc")
+                && err.contains("mlm-seed1-other")
+                && err.contains("own --out"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&twin).unwrap();
         // A damaged kept file is an error naming it, not a table without it.
         let bad = dir
             .path()
@@ -2005,6 +2189,22 @@ mod tests {
         assert!(
             md.contains("| MEN | 40 | 0.780 [0.730, 0.830] | 0.350 [0.300, 0.400] (1.1) | 0.150 ± 0.020 | 0.200 [0.150, 0.250] | 1 of 3 |"),
             "{md}"
+        );
+        // A pairs.csv written before the intervals and the maximum null: point values, `-`.
+        std::fs::write(
+            m.join("pairs.csv"),
+            "model,benchmark,layer,head,pairs,spearman_human,spearman_cosine,gaussian_spearman_human,gaussian_spearman_human_sd,gaussian_spearman_cosine\n\
+             tiny,MEN,0,dot,40,0.78,0.5,,,\n\
+             tiny,MEN,1,0,40,0.2,0.5,0.0,0.1,0.0\n\
+             tiny,MEN,1,1,40,0.35,0.5,0.0,0.1,0.0\n\
+             tiny,MEN,1,2,40,-0.1,0.5,0.0,0.1,0.0\n",
+        )
+        .unwrap();
+        let mut old = String::new();
+        pretrained_section(&mut old, dir.path()).unwrap();
+        assert!(
+            old.contains("| MEN | 40 | 0.780 | 0.350 (1.1) | - | 0.200 | 1 of 3 |"),
+            "{old}"
         );
         // No pretrained directory: nothing, and no error.
         let empty = tempfile::tempdir().unwrap();
