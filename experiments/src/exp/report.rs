@@ -1420,7 +1420,9 @@ struct FormSeeds {
     /// (layer, measure) -> per seed (trained, at the seed's own initialisation W0).
     forms: std::collections::BTreeMap<(usize, String), Vec<(f64, f64)>>,
     /// (benchmark, what) -> per seed values, `what` one of `dot` (M = I on the trained
-    /// embedding), `median head`, `median head at W0` (the median over every layer's heads).
+    /// embedding), `median head`, `median head at W0` (the median over every layer's heads of
+    /// Spearman's rho with the human judgments), `median head with cosine` (the same trained
+    /// heads' rho with the embeddings' cosine).
     pairs: std::collections::BTreeMap<(String, &'static str), Vec<f64>>,
     /// Seed -> the measurement directory it came from.
     seeds: std::collections::BTreeMap<u64, std::path::PathBuf>,
@@ -1534,12 +1536,12 @@ fn our_forms(
             .collect();
         sets.dedup();
         for set in sets {
-            let heads = |rep: &str| {
+            let heads = |rep: &str, metric: &str| {
                 median(
                     rows.iter()
                         .filter(|r| {
                             r.representation == rep
-                                && r.metric == "spearman_human"
+                                && r.metric == metric
                                 && r.benchmark.starts_with(&format!("pairs:{set}:head-"))
                         })
                         .map(|r| r.value)
@@ -1549,15 +1551,17 @@ fn our_forms(
             let dot = rows.iter().find(|r| {
                 r.benchmark == format!("pairs:{set}:dot") && r.metric == "spearman_human"
             });
-            if let (Some(dot), Some(t), Some(i)) = (
+            if let (Some(dot), Some(t), Some(i), Some(c)) = (
                 dot,
-                heads("attention-trained"),
-                heads("attention-initialisation"),
+                heads("attention-trained", "spearman_human"),
+                heads("attention-initialisation", "spearman_human"),
+                heads("attention-trained", "spearman_cosine"),
             ) {
                 for (what, v) in [
                     ("dot", dot.value),
                     ("median head", t),
                     ("median head at W0", i),
+                    ("median head with cosine", c),
                 ] {
                     m.pairs.entry((set.to_string(), what)).or_default().push(v);
                 }
@@ -1654,8 +1658,8 @@ fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
     if !pairs.is_empty() {
         use super::evidence::{Half, Rep};
         let benchmarks = super::eval::benchmarks(&[])?;
-        let _ = writeln!(w, "\nThe score a form gives two words' trained input embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity (Spearman with the human judgments; rows `pairs:<set>:...` and the items beside them): the embeddings' cosine and plain dot product (M = I), each layer's whole form trained and under the same seed's initial forms W0 on the same rows (95% intervals over pairs and seeds together, as every similarity score's), and the median single head trained and at W0 (seed means, t intervals over seeds). Only models measured after pair scores were added have these, so the seeds column can be smaller than above.\n");
-        let _ = writeln!(w, "| model | seeds | benchmark | embedding cosine | dot product | median head | median head at W0 | median head - W0 |\n|---|---|---|---|---|---|---|---|");
+        let _ = writeln!(w, "\nThe score a form gives two words' trained input embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity (Spearman with the human judgments; rows `pairs:<set>:...` and the items beside them): the embeddings' cosine and plain dot product (M = I), each layer's whole form trained and under the same seed's initial forms W0 on the same rows (95% intervals over pairs and seeds together, as every similarity score's), and the median single head trained and at W0, and the trained heads' median rho with the embeddings' cosine (seed means, t intervals over seeds). Only models measured after pair scores were added have these, so the seeds column can be smaller than above.\n");
+        let _ = writeln!(w, "| model | seeds | benchmark | embedding cosine | dot product | median head | median head at W0 | median head - W0 | median head with cosine |\n|---|---|---|---|---|---|---|---|---|");
         let mut layer_lines = Vec::new();
         for ((model, hash), m) in pairs {
             // The seeds with pair items, and every item of theirs: each interval over the same
@@ -1691,13 +1695,14 @@ fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
                 let diff: Vec<f64> = t.iter().zip(&i).map(|(a, b)| a - b).collect();
                 let _ = writeln!(
                     w,
-                    "| {model} (`{hash}`) | {} | {set} | {} | {} | {} | {} | {} |",
+                    "| {model} (`{hash}`) | {} | {set} | {} | {} | {} | {} | {} | {} |",
                     t.len(),
                     score("embedding", None, set),
                     score("dot", None, set),
                     fmt_iv(&seed_mean(&t)),
                     fmt_iv(&seed_mean(&i)),
-                    fmt_iv(&seed_mean(&diff))
+                    fmt_iv(&seed_mean(&diff)),
+                    fmt_iv(&seed_mean(&get("median head with cosine")))
                 );
                 for l in ev.layers(model, "form-trained", set) {
                     let (a, b) = (
@@ -1875,6 +1880,15 @@ mod tests {
                     "attention-trained",
                     Some(1),
                     &b,
+                    "spearman_cosine",
+                    0.1 * (h + seed as usize) as f64,
+                ));
+                rows.push(row(
+                    "mlm",
+                    seed,
+                    "attention-trained",
+                    Some(1),
+                    &b,
                     "spearman_human",
                     heads[h],
                 ));
@@ -1980,7 +1994,9 @@ mod tests {
         );
         assert!(
             line.ends_with(
-                "| 0.350 [-0.285, 0.985] | 0.075 [-0.243, 0.393] | 0.275 [-0.043, 0.593] |"
+                // Heads' rho with cosine 0.1, 0.2 (seed 1) and 0.2, 0.3 (seed 2): medians 0.15
+                // and 0.25.
+                "| 0.350 [-0.285, 0.985] | 0.075 [-0.243, 0.393] | 0.275 [-0.043, 0.593] | 0.200 [-0.435, 0.835] |"
             ),
             "{line}"
         );
