@@ -1577,6 +1577,9 @@ fn our_forms(
 fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
     use analysis::evidence::seed_mean;
     let ours = our_forms(out)?;
+    // The untrained control and a model whose attention is not used (no-attention) keep their
+    // W0: nothing to read in either table.
+    let unchanged = |m: &FormSeeds| m.forms.values().flatten().all(|(t, i)| t == i);
     if ours.is_empty() {
         return Ok(());
     }
@@ -1587,8 +1590,7 @@ fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
     let _ = writeln!(w, "Each layer's whole form M = W_Q W_K^T (the sum over its heads; `analysis::bilinear`): Saponati et al. 2025's symmetry (1 symmetric, 1/2 for independent random Q and K, 0 antisymmetric) and Trockman & Kolter 2023's alignment with the identity (cosine of M with I). Our models: trained and at the same seed's initialisation W0 (seed means), and trained - W0 with a t interval over seeds (`measurements/<run>/scores-<h>.csv`, rows `all-heads`). A pretrained checkpoint: its value beside Gaussian forms of its shapes, mean ± sd over draws (its `heads.csv`).\n");
     let _ = writeln!(w, "| model | seeds | layer | symmetry: trained, W0 | trained - W0 | identity alignment: trained, W0 | trained - W0 |\n|---|---|---|---|---|---|---|");
     for ((model, hash), m) in &ours {
-        // The untrained control is its own W0: nothing to read.
-        if m.forms.values().flatten().all(|(t, i)| t == i) {
+        if unchanged(m) {
             continue;
         }
         let layers: std::collections::BTreeSet<usize> = m.forms.keys().map(|k| k.0).collect();
@@ -1654,7 +1656,10 @@ fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
             }
         }
     }
-    let pairs: Vec<_> = ours.iter().filter(|(_, m)| !m.pairs.is_empty()).collect();
+    let pairs: Vec<_> = ours
+        .iter()
+        .filter(|(_, m)| !m.pairs.is_empty() && !unchanged(m))
+        .collect();
     if !pairs.is_empty() {
         use super::evidence::{Half, Rep};
         let benchmarks = super::eval::benchmarks(&[])?;
