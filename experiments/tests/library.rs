@@ -78,6 +78,7 @@ fn a_variant_and_seed_become_tidy_rows_through_the_library() {
     let what = Measures {
         pooled: false,
         projected: false,
+        pairs: true,
     };
     let (rows, items) = study.measure_transformer(&model, ModelId::Untrained, 1, heldout, what);
     assert!(rows
@@ -149,6 +150,61 @@ fn a_variant_and_seed_become_tidy_rows_through_the_library() {
 
     // The per-item outcomes behind the intervals: WS-353 pairs among the planted words.
     assert!(items.iter().any(|i| i.benchmark == "WS-353-ALL"));
+
+    // The attention forms' pair scores. The untrained model's forms are its W0, so each
+    // layer's trained-form items are its W0 items; every item row holds one value per pair of
+    // the benchmark file, present for exactly the pairs the rows count, and the rows' rho is
+    // Spearman's rho of those values with the file's human scores, recomputed here.
+    let ws = experiments::exp::eval::benchmarks(&[])
+        .unwrap()
+        .similarity
+        .into_iter()
+        .find(|s| s.name == "WS-353-ALL")
+        .unwrap();
+    let item = |rep: &str, layer: Option<usize>| {
+        items
+            .iter()
+            .find(|i| i.representation == rep && i.layer == layer && i.benchmark == "WS-353-ALL")
+            .unwrap_or_else(|| panic!("no {rep} {layer:?} item"))
+    };
+    for l in [1, 2] {
+        assert_eq!(
+            item("form-trained", Some(l)).values,
+            item("form-initial", Some(l)).values
+        );
+    }
+    let dot = experiments::output::decode_cosines(&item("dot", None).values).unwrap();
+    assert_eq!(dot.len(), ws.pairs.len());
+    let (gold, scores): (Vec<f64>, Vec<f64>) = ws
+        .pairs
+        .iter()
+        .zip(&dot)
+        .filter_map(|(p, v)| Some((p.2, (*v)?)))
+        .unzip();
+    assert!(gold.len() >= 3);
+    let row = rows
+        .iter()
+        .find(|r| r.benchmark == "pairs:WS-353-ALL:dot" && r.metric == "spearman_human")
+        .unwrap();
+    assert_eq!((row.n, row.oov), (gold.len(), ws.pairs.len() - gold.len()));
+    // The items keep 9 decimals of each score.
+    assert!((row.value - analysis::stats::spearman(&gold, &scores)).abs() < 1e-6);
+    // Every layer's heads and whole form, trained and at W0, and none of it in a snapshot.
+    for state in ["attention-trained", "attention-initialisation"] {
+        for bench in ["pairs:WS-353-ALL:head-0", "pairs:WS-353-ALL:all-heads"] {
+            assert!(rows.iter().any(|r| r.representation == state
+                && r.layer == Some(2)
+                && r.benchmark == bench
+                && r.metric == "spearman_cosine"));
+        }
+    }
+    let snapshot = Measures {
+        pairs: false,
+        ..what
+    };
+    let (rows, items) = study.measure_transformer(&model, ModelId::Untrained, 1, heldout, snapshot);
+    assert!(!rows.iter().any(|r| r.benchmark.starts_with("pairs:")));
+    assert!(!items.iter().any(|i| i.representation.starts_with("form-")));
 }
 
 /// `[training] lm_head_init` reaches the untied variants only: a tied variant's recipe (and so

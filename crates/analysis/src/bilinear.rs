@@ -518,10 +518,10 @@ mod tests {
         let vocab = crate::EvalVocab::new(&table, 4, false);
         let pairs = [
             ("a", "b", 3.0),
+            ("a", "zzz", 5.0),
             ("a", "c", 0.0),
             ("b", "d", 9.0),
             ("c", "d", 1.0),
-            ("a", "zzz", 5.0),
         ];
         let set = crate::SimilaritySet {
             name: "planted".into(),
@@ -563,11 +563,11 @@ mod tests {
         // form diag(1, -1) scores 3, 0, 6, -1.
         assert_eq!(
             p.dot_scores,
-            vec![Some(3.0), Some(0.0), Some(6.0), Some(1.0), None]
+            vec![Some(3.0), None, Some(0.0), Some(6.0), Some(1.0)]
         );
         assert_eq!(
             p.layer_scores,
-            vec![vec![Some(3.0), Some(0.0), Some(6.0), Some(-1.0), None]]
+            vec![vec![Some(3.0), None, Some(0.0), Some(6.0), Some(-1.0)]]
         );
         // The interval over pairs holds the estimate; with scores that rank exactly as the
         // human judgments do, every resample gives 1 (or NaN where a resample has one distinct

@@ -983,6 +983,36 @@ mod tests {
     }
 
     #[test]
+    fn attention_forms_pair_scores_stay_out_of_the_paper_tables() {
+        let r = |rep: &str, bench: &str, metric: &str| TidyRow {
+            benchmark: bench.into(),
+            metric: metric.into(),
+            ..TidyRow::template("e", "model", rep)
+        };
+        let rows = vec![
+            r("embedding", "WS-353-ALL", "spearman"),
+            r("embedding", "pairs:WS-353-ALL:dot", "spearman_human"),
+            r(
+                "attention-trained",
+                "pairs:WS-353-ALL:head-0",
+                "spearman_human",
+            ),
+            r("attention-trained", "head-0", "cos_q_k"),
+        ];
+        for exp in [Experiment::Similarity, Experiment::Layers, Experiment::Qkv] {
+            let kept = keep(exp, rows.clone());
+            assert!(
+                kept.iter().all(|r| !r.benchmark.starts_with("pairs:")),
+                "{exp:?}"
+            );
+            assert!(kept.iter().any(|r| r.benchmark == "WS-353-ALL"), "{exp:?}");
+        }
+        assert!(keep(Experiment::Qkv, rows)
+            .iter()
+            .any(|r| r.benchmark == "head-0"));
+    }
+
+    #[test]
     fn summaries_are_mean_sd_min_max_over_seeds() {
         let rows = [
             row(1, Some(1), 0.1),

@@ -1357,7 +1357,7 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
             range(&values(&of("symmetry")))
         );
     }
-    let _ = writeln!(w, "\nThe score a head gives two words' embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments (`pairs.csv`; 95% intervals over the pairs where the run computed them), the plain dot product (M = I) beside the heads, the best single head against the best of as many Gaussian heads, the head at the median rank (the upper middle one of an even count) with its own interval (the largest over Gaussian forms of every head's shape, mean ± sd over draws: the null for a maximum), and how many heads score above their own Gaussian forms' mean + 2 sd:\n\n| benchmark | pairs | dot product | best head (layer.head) | best Gaussian head | median-rank head | heads above Gaussian |\n|---|---|---|---|---|---|---|");
+    let _ = writeln!(w, "\nThe score a head gives two words' embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments (`pairs.csv`; 95% intervals over the pairs where the run computed them), the plain dot product (M = I) beside the heads, the best single head against the best of as many Gaussian heads (the largest over Gaussian forms of every head's shape, mean ± sd over draws: the null for a maximum), the head at the median rank (the upper middle one of an even count) with its own interval, and how many heads score above their own Gaussian forms' mean + 2 sd:\n\n| benchmark | pairs | dot product | best head (layer.head) | best Gaussian head | median-rank head | heads above Gaussian |\n|---|---|---|---|---|---|---|");
     let mut sets: Vec<&str> = pairs.iter().map(|r| r.benchmark.as_str()).collect();
     sets.dedup();
     for set in sets {
@@ -1419,10 +1419,12 @@ const PAIR_SETS: [&str; 3] = ["WS-353-ALL", "SIMLEX-999", "MEN-TR-3k"];
 struct FormSeeds {
     /// (layer, measure) -> per seed (trained, at the seed's own initialisation W0).
     forms: std::collections::BTreeMap<(usize, String), Vec<(f64, f64)>>,
-    /// (benchmark, what) -> per seed values, `what` one of `dot` (M = I on the trained
-    /// embedding), `median head`, `median head at W0` (the median over every layer's heads of
-    /// Spearman's rho with the human judgments), `median head with cosine` (the same trained
-    /// heads' rho with the embeddings' cosine).
+    /// (benchmark, what) -> per seed values, `what` one of `median head`, `median head at W0`
+    /// (the median over every layer's single heads of Spearman's rho with the human judgments,
+    /// the mean of the two middle ones for an even count), `median head with cosine` (the same
+    /// trained heads' rho with the embeddings' cosine), `best head` and `best head at W0` (the
+    /// largest rho with the human judgments; at W0 the same maximum over as many heads, its
+    /// null).
     pairs: std::collections::BTreeMap<(String, &'static str), Vec<f64>>,
     /// Seed -> the measurement directory it came from.
     seeds: std::collections::BTreeMap<u64, std::path::PathBuf>,
@@ -1551,17 +1553,30 @@ fn our_forms(
             let dot = rows.iter().find(|r| {
                 r.benchmark == format!("pairs:{set}:dot") && r.metric == "spearman_human"
             });
-            if let (Some(dot), Some(t), Some(i), Some(c)) = (
+            let best = |rep: &str| {
+                rows.iter()
+                    .filter(|r| {
+                        r.representation == rep
+                            && r.metric == "spearman_human"
+                            && r.benchmark.starts_with(&format!("pairs:{set}:head-"))
+                    })
+                    .map(|r| r.value)
+                    .max_by(f64::total_cmp)
+            };
+            if let (Some(_), Some(t), Some(i), Some(c), Some(b), Some(b0)) = (
                 dot,
                 heads("attention-trained", "spearman_human"),
                 heads("attention-initialisation", "spearman_human"),
                 heads("attention-trained", "spearman_cosine"),
+                best("attention-trained"),
+                best("attention-initialisation"),
             ) {
                 for (what, v) in [
-                    ("dot", dot.value),
                     ("median head", t),
                     ("median head at W0", i),
                     ("median head with cosine", c),
+                    ("best head", b),
+                    ("best head at W0", b0),
                 ] {
                     m.pairs.entry((set.to_string(), what)).or_default().push(v);
                 }
@@ -1663,8 +1678,8 @@ fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
     if !pairs.is_empty() {
         use super::evidence::{Half, Rep};
         let benchmarks = super::eval::benchmarks(&[])?;
-        let _ = writeln!(w, "\nThe score a form gives two words' trained input embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity (Spearman with the human judgments; rows `pairs:<set>:...` and the items beside them): the embeddings' cosine and plain dot product (M = I), each layer's whole form trained and under the same seed's initial forms W0 on the same rows (95% intervals over pairs and seeds together, as every similarity score's), and the median single head trained and at W0, and the trained heads' median rho with the embeddings' cosine (seed means, t intervals over seeds). Only models measured after pair scores were added have these, so the seeds column can be smaller than above.\n");
-        let _ = writeln!(w, "| model | seeds | benchmark | embedding cosine | dot product | median head | median head at W0 | median head - W0 | median head with cosine |\n|---|---|---|---|---|---|---|---|---|");
+        let _ = writeln!(w, "\nThe score a form gives two words' trained input embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity (Spearman with the human judgments; rows `pairs:<set>:...` and the items beside them): the embeddings' cosine and plain dot product (M = I), each layer's whole form trained and under the same seed's initial forms W0 on the same rows (95% intervals over pairs and seeds together, as every similarity score's), the median over single heads (of every layer) trained and at W0, the trained heads' median rho with the embeddings' cosine, and the best single head trained and at W0 (the best of as many random heads: the null for a maximum) (seed means, t intervals over seeds). Only models measured after pair scores were added have these, so the seeds column can be smaller than above.\n");
+        let _ = writeln!(w, "| model | seeds | benchmark | embedding cosine | dot product | median over heads | at W0 | median - W0 | median over heads, with cosine | best head | best head at W0 |\n|---|---|---|---|---|---|---|---|---|---|---|");
         let mut layer_lines = Vec::new();
         for ((model, hash), m) in pairs {
             // The seeds with pair items, and every item of theirs: each interval over the same
@@ -1700,14 +1715,16 @@ fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
                 let diff: Vec<f64> = t.iter().zip(&i).map(|(a, b)| a - b).collect();
                 let _ = writeln!(
                     w,
-                    "| {model} (`{hash}`) | {} | {set} | {} | {} | {} | {} | {} | {} |",
+                    "| {model} (`{hash}`) | {} | {set} | {} | {} | {} | {} | {} | {} | {} | {} |",
                     t.len(),
                     score("embedding", None, set),
                     score("dot", None, set),
                     fmt_iv(&seed_mean(&t)),
                     fmt_iv(&seed_mean(&i)),
                     fmt_iv(&seed_mean(&diff)),
-                    fmt_iv(&seed_mean(&get("median head with cosine")))
+                    fmt_iv(&seed_mean(&get("median head with cosine"))),
+                    fmt_iv(&seed_mean(&get("best head"))),
+                    fmt_iv(&seed_mean(&get("best head at W0")))
                 );
                 for l in ev.layers(model, "form-trained", set) {
                     let (a, b) = (
@@ -1980,8 +1997,8 @@ mod tests {
             md.contains("| tiny (pretrained) | 1 | 1 | 0.703 (Gaussian 0.501 ± 0.002) | - | -0.009 (Gaussian 0.501 ± 0.002) | - |"),
             "{md}"
         );
-        // Median heads 0.3 and 0.4 trained, 0.05 and 0.1 at W0; dots 0.6 and 0.7 (standard
-        // error 0.05 each, differences 0.25 and 0.3).
+        // Median heads 0.3 and 0.4 trained, 0.05 and 0.1 at W0 (standard error 0.05 and 0.025,
+        // differences 0.25 and 0.3); best heads 0.4 and 0.5 trained, 0.1 and 0.1 at W0.
         let line = md
             .lines()
             .find(|l| l.starts_with("| mlm (`0123456789ab`) | 2 | WS-353-ALL |"))
@@ -2001,7 +2018,7 @@ mod tests {
             line.ends_with(
                 // Heads' rho with cosine 0.1, 0.2 (seed 1) and 0.2, 0.3 (seed 2): medians 0.15
                 // and 0.25.
-                "| 0.350 [-0.285, 0.985] | 0.075 [-0.243, 0.393] | 0.275 [-0.043, 0.593] | 0.200 [-0.435, 0.835] |"
+                "| 0.350 [-0.285, 0.985] | 0.075 [-0.243, 0.393] | 0.275 [-0.043, 0.593] | 0.200 [-0.435, 0.835] | 0.450 [-0.185, 1.085] | 0.100 [0.100, 0.100] |"
             ),
             "{line}"
         );
