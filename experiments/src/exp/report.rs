@@ -1431,13 +1431,17 @@ struct FormSeeds {
     /// Per-pair scores of the embedding's cosine, the dot product and each layer's whole form
     /// (trained and W0), where the model's items file holds them.
     items: Vec<crate::output::ItemRow>,
+    /// Two measurement directories of one seed: runs of two configs of this model under the
+    /// same measurement settings, which must not be pooled.
+    clash: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 /// Our own models' attention forms, gathered from every kept model measurement under
 /// `out/measurements/` that holds them, grouped by model name and measurement-settings hash:
-/// studies measured under other settings are never pooled, and two runs of one model and seed
-/// under the same settings (another study of the same model written into the same `--out`) are
-/// an error naming both, since they would be.
+/// studies measured under other settings are never pooled, and a model with two runs of one
+/// seed under the same settings (another config of the same model written into the same
+/// `--out`, as when a user changes one knob) is marked, both runs named, and left out of the
+/// tables rather than pooled.
 fn our_forms(
     out: &Path,
 ) -> anyhow::Result<std::collections::BTreeMap<(String, String), FormSeeds>> {
@@ -1480,14 +1484,11 @@ fn our_forms(
         let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
         let items_path = dir.join(format!("items-{hash}.csv.gz"));
         let m = models.entry((forms[0].model.clone(), hash)).or_default();
-        if let Some(other) = m.seeds.insert(seed, dir.clone()) {
-            anyhow::bail!(
-                "{} and {}: two runs of {} seed {seed} measured under the same settings; a second study of one model needs its own --out",
-                other.display(),
-                dir.display(),
-                forms[0].model
-            );
+        if let Some(other) = m.seeds.get(&seed) {
+            m.clash.get_or_insert((other.clone(), dir.clone()));
+            continue;
         }
+        m.seeds.insert(seed, dir.clone());
         if crate::kept::exists(&items_path)? {
             m.items.extend(
                 crate::kept::read_items(&items_path)?
@@ -1591,17 +1592,35 @@ fn our_forms(
 /// against Gaussian forms of its shapes (`heads.csv`): the one table the seed question asks for.
 fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
     use analysis::evidence::seed_mean;
-    let ours = our_forms(out)?;
+    let mut ours = our_forms(out)?;
+    let clashes: Vec<String> = ours
+        .iter()
+        .filter_map(|((model, _), m)| {
+            let (a, b) = m.clash.as_ref()?;
+            Some(format!(
+                "{model}: left out, two runs of one seed under one measurement setting ({} and {}): runs of two configs of one model; give each study its own --out",
+                a.display(),
+                b.display()
+            ))
+        })
+        .collect();
+    ours.retain(|_, m| m.clash.is_none());
     // The untrained control and a model whose attention is not used (no-attention) keep their
     // W0: nothing to read in either table.
     let unchanged = |m: &FormSeeds| m.forms.values().flatten().all(|(t, i)| t == i);
-    if ours.is_empty() {
+    if ours.is_empty() && clashes.is_empty() {
         return Ok(());
     }
     let _ = writeln!(
         w,
         "## Attention heads as bilinear forms: our models beside a pretrained checkpoint\n"
     );
+    for c in &clashes {
+        let _ = writeln!(w, "- {c}");
+    }
+    if !clashes.is_empty() {
+        let _ = writeln!(w);
+    }
     let _ = writeln!(w, "Each layer's whole form M = W_Q W_K^T (the sum over its heads; `analysis::bilinear`): Saponati et al. 2025's symmetry (1 symmetric, 1/2 for independent random Q and K, 0 antisymmetric) and Trockman & Kolter 2023's alignment with the identity (cosine of M with I). Our models: trained and at the same seed's initialisation W0 (seed means), and trained - W0 with a t interval over seeds (`measurements/<run>/scores-<h>.csv`, rows `all-heads`). A pretrained checkpoint: its value beside Gaussian forms of its shapes, mean ± sd over draws (its `heads.csv`).\n");
     let _ = writeln!(w, "| model | seeds | layer | symmetry: trained, W0 | trained - W0 | identity alignment: trained, W0 | trained - W0 |\n|---|---|---|---|---|---|---|");
     for ((model, hash), m) in &ours {
@@ -2040,8 +2059,8 @@ mod tests {
         // A stray file beside the models' directories is no model.
         std::fs::write(dir.path().join("measurements/notes.txt"), "x").unwrap();
         forms_section(&mut String::new(), dir.path()).unwrap();
-        // Two runs of one model and seed under one settings hash would be pooled: refused,
-        // both named.
+        // Two runs of one model and seed under one settings hash would be pooled: the model is
+        // left out, both runs named.
         let twin = dir.path().join("measurements/mlm-seed1-other");
         let seed1: Vec<TidyRow> = crate::kept::read_csv(
             &dir.path()
@@ -2049,16 +2068,20 @@ mod tests {
         )
         .unwrap();
         crate::kept::write_csv(&twin.join("scores-0123456789ab.csv"), &seed1).unwrap();
-        let err = format!(
-            "{:#}",
-            forms_section(&mut String::new(), dir.path()).unwrap_err()
-        );
+        let mut md = String::new();
+        forms_section(&mut md, dir.path()).unwrap();
+        let note = md
+            .lines()
+            .find(|l| l.starts_with("- mlm: left out"))
+            .unwrap_or_else(|| panic!("{md}"));
         assert!(
-            err.contains("mlm-seed1-abc")
-                && err.contains("mlm-seed1-other")
-                && err.contains("own --out"),
-            "{err}"
+            note.contains("mlm-seed1-abc")
+                && note.contains("mlm-seed1-other")
+                && note.contains("own --out"),
+            "{note}"
         );
+        assert!(!md.contains("| mlm (`"), "{md}");
+        assert!(md.contains("| tiny (pretrained) |"), "{md}");
         std::fs::remove_dir_all(&twin).unwrap();
         // A damaged kept file is an error naming it, not a table without it.
         let bad = dir
