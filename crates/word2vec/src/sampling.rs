@@ -5,8 +5,15 @@
 use crate::rng::SplitMix64;
 
 pub struct AliasTable {
-    prob: Vec<f32>,
-    alias: Vec<u32>,
+    /// Column `i`: keep `i` with probability `prob`, else take `alias`. The two sit side by side
+    /// so that a draw reads one cache line, not one in each of two arrays.
+    columns: Vec<Column>,
+}
+
+#[derive(Clone, Copy)]
+struct Column {
+    prob: f32,
+    alias: u32,
 }
 
 impl AliasTable {
@@ -35,30 +42,34 @@ impl AliasTable {
                 small.push(l);
             }
         }
-        AliasTable { prob, alias }
+        AliasTable {
+            columns: prob
+                .into_iter()
+                .zip(alias)
+                .map(|(prob, alias)| Column { prob, alias })
+                .collect(),
+        }
     }
 
     #[inline(always)]
     pub fn sample(&self, rng: &mut SplitMix64) -> u32 {
         let r = rng.next_u64();
         // High 32 bits pick the column, the next 24 the coin.
-        let i = (((r >> 32) * self.prob.len() as u64) >> 32) as usize;
+        let i = (((r >> 32) * self.columns.len() as u64) >> 32) as usize;
         let coin = ((r >> 8) & 0xFF_FFFF) as f32 * (1.0 / (1u32 << 24) as f32);
-        if coin < self.prob[i] {
-            i as u32
-        } else {
-            self.alias[i]
-        }
+        let column = self.columns[i];
+        // Which side wins is a coin toss: a branch would be mispredicted about as often as not.
+        std::hint::select_unpredictable(coin < column.prob, i as u32, column.alias)
     }
 
     pub fn len(&self) -> usize {
-        self.prob.len()
+        self.columns.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.prob.is_empty()
+        self.columns.is_empty()
     }
     pub fn heap_bytes(&self) -> usize {
-        self.prob.len() * 4 + self.alias.len() * 4
+        self.columns.len() * std::mem::size_of::<Column>()
     }
 }
 

@@ -135,6 +135,14 @@ pub fn negative_sampling_step<'a>(
     loss
 }
 
+/// `y = a * x`
+#[inline(always)]
+pub fn scale(a: f32, x: &[f32], y: &mut [f32]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi = a * xi;
+    }
+}
+
 /// One centre word's whole skip-gram window at once (HogBatch, Ji et al. 2016): the `n`
 /// context rows `h_i` all predict the same `m` output rows `u_j` (the centre word, label 1,
 /// then its noise words, label 0, shared by the window). With every dot product taken before
@@ -146,21 +154,22 @@ pub fn negative_sampling_step<'a>(
 /// ```
 ///
 /// the per-pair formulas above with the pairs' updates summed instead of applied in turn.
-/// The first `n x d` of `grad_in` and `m x d` of `grad_out` receive the updates, to be added
-/// to the rows by the caller; `g` is scratch of at least `n x m`. Returns the window's loss (summed over pairs).
+/// The updates are applied here: the `∂h_i` are first summed into `grad_in` (at least `n x d`;
+/// they read the output rows as they were), then each `∂u_j` is added to its row term by term
+/// (it reads only context rows, not yet changed), then the `∂h_i` to the context rows. `g` is
+/// scratch of at least `n x m`. Returns the window's loss (summed over pairs).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub fn window_step<'a>(
     inputs: &[u32],
     outputs: &[u32],
-    input_row: impl Fn(u32) -> &'a [f32],
-    output_row: impl Fn(u32) -> &'a [f32],
+    input_row: impl Fn(u32) -> &'a mut [f32],
+    output_row: impl Fn(u32) -> &'a mut [f32],
     labels: &[f32],
     alpha: f32,
     sigmoid: &Sigmoid,
     g: &mut [f32],
     grad_in: &mut [f32],
-    grad_out: &mut [f32],
 ) -> f32 {
     let (n, m) = (inputs.len(), outputs.len());
     assert!(
@@ -171,40 +180,33 @@ pub fn window_step<'a>(
         n <= MAX_INPUTS,
         "at most {MAX_INPUTS} context rows in a window"
     );
-    let Some(&first) = inputs.first() else {
+    let (Some(&first), Some(&target)) = (inputs.first(), outputs.first()) else {
         return 0.0;
     };
     let d = input_row(first).len();
-    let out: [&[f32]; MAX_OUTPUTS] =
-        std::array::from_fn(|j| outputs.get(j).map_or(&[][..], |&o| output_row(o)));
-    let out = &out[..m];
-    let ins: [&[f32]; MAX_INPUTS] =
-        std::array::from_fn(|i| inputs.get(i).map_or(&[][..], |&c| input_row(c)));
-    let ins = &ins[..n];
     let mut loss = 0.0;
-    let mut f = [0f32; MAX_OUTPUTS];
-    for (i, h) in ins.iter().enumerate() {
-        for (fj, u) in f.iter_mut().zip(out) {
-            *fj = dot(h, u);
-        }
-        for j in 0..m {
-            let (f, label) = (f[j], labels[j]);
-            g[i * m + j] = gradient(f, label, alpha, sigmoid, &mut loss);
+    for (i, &c) in inputs.iter().enumerate() {
+        let h = &*input_row(c);
+        for (j, &o) in outputs.iter().enumerate() {
+            let f = dot(h, output_row(o));
+            g[i * m + j] = gradient(f, labels[j], alpha, sigmoid, &mut loss);
         }
     }
-    grad_in[..n * d].fill(0.0);
-    grad_out[..m * d].fill(0.0);
     for i in 0..n {
         let gi = &mut grad_in[i * d..(i + 1) * d];
-        for (j, u) in out.iter().enumerate() {
-            axpy(g[i * m + j], u, gi);
+        scale(g[i * m], output_row(target), gi);
+        for (j, &o) in outputs.iter().enumerate().skip(1) {
+            axpy(g[i * m + j], output_row(o), gi);
         }
     }
-    for j in 0..m {
-        let gj = &mut grad_out[j * d..(j + 1) * d];
-        for (i, h) in ins.iter().enumerate() {
-            axpy(g[i * m + j], h, gj);
+    for (j, &o) in outputs.iter().enumerate() {
+        let u = output_row(o);
+        for (i, &c) in inputs.iter().enumerate() {
+            axpy(g[i * m + j], input_row(c), u);
         }
+    }
+    for (i, &c) in inputs.iter().enumerate() {
+        axpy(1.0, &grad_in[i * d..(i + 1) * d], input_row(c));
     }
     loss
 }
@@ -228,6 +230,17 @@ mod tests {
         assert_eq!(y, vec![3.0, 5.0, 7.0]);
     }
 
+    /// Rows handed out mutably from one buffer, as the trainer's shared matrices do.
+    fn rows(buf: &mut [f32], d: usize) -> impl Fn(u32) -> &'static mut [f32] {
+        let ptr = buf.as_mut_ptr() as usize;
+        let len = buf.len();
+        move |i| {
+            assert!((i as usize + 1) * d <= len);
+            // SAFETY: in bounds; the test's buffers outlive every row taken from them.
+            unsafe { std::slice::from_raw_parts_mut((ptr as *mut f32).add(i as usize * d), d) }
+        }
+    }
+
     #[test]
     fn a_window_step_is_the_pair_steps_taken_from_the_same_rows_and_summed() {
         // Two contexts, the target and one noise word, d = 3.
@@ -235,19 +248,18 @@ mod tests {
         let h = [[0.3f32, -0.2, 0.5], [0.1, 0.4, -0.3]];
         let u = [[0.2f32, 0.1, -0.4], [-0.5, 0.3, 0.2]];
         let alpha = 0.05;
-        let (mut g, mut gi, mut go) = (vec![0f32; 4], vec![0f32; 6], vec![0f32; 6]);
-        let (hr, ur) = (|i: u32| &h[i as usize][..], |j: u32| &u[j as usize][..]);
+        let (mut g, mut gi) = (vec![0f32; 4], vec![0f32; 6]);
+        let (mut hb, mut ub) = (h.concat(), u.concat());
         let loss = window_step(
             &[0, 1],
             &[0, 1],
-            hr,
-            ur,
+            rows(&mut hb, 3),
+            rows(&mut ub, 3),
             &[1.0, 0.0],
             alpha,
             &sigmoid,
             &mut g,
             &mut gi,
-            &mut go,
         );
         // By hand: g_ij = α (label - σ(u_j·h_i)), with the exact σ (the table is within 4e-3).
         let sig = |x: f32| 1.0 / (1.0 + (-x).exp());
@@ -264,50 +276,76 @@ mod tests {
         // Each row's update sums its pairs' terms, from the rows before any update.
         for i in 0..2 {
             for c in 0..3 {
-                let want: f32 = (0..2).map(|j| g[i * 2 + j] * u[j][c]).sum();
-                assert!((gi[i * 3 + c] - want).abs() < 1e-7);
+                let want: f32 = h[i][c] + (0..2).map(|j| g[i * 2 + j] * u[j][c]).sum::<f32>();
+                assert!((hb[i * 3 + c] - want).abs() < 1e-7, "h{i}{c}");
             }
         }
         for j in 0..2 {
             for c in 0..3 {
-                let want: f32 = (0..2).map(|i| g[i * 2 + j] * h[i][c]).sum();
-                assert!((go[j * 3 + c] - want).abs() < 1e-7);
+                let want: f32 = u[j][c] + (0..2).map(|i| g[i * 2 + j] * h[i][c]).sum::<f32>();
+                assert!((ub[j * 3 + c] - want).abs() < 1e-7, "u{j}{c}");
             }
         }
         assert!((loss - want_loss).abs() < 2e-2, "{loss} vs {want_loss}");
-        // One context and its own noise words: exactly the pair step's updates.
+
+        // One context and its own noise words: exactly the pair step's updates, to the bit
+        // (the pair step also reads each u_j before its own update, and h changes after).
+        let (mut h_pair, mut u_pair) = (h[0], u.concat());
         let mut grad_h = [0f32; 3];
-        let mut out: Vec<f32> = u.concat();
-        let ptr = out.as_mut_ptr();
         let mut draws = [1u32].into_iter();
         let pair_loss = negative_sampling_step(
-            &h[0],
+            &h_pair,
             &mut grad_h,
             0,
             1,
             || draws.next().unwrap(),
             alpha,
             &sigmoid,
-            |j| unsafe { std::slice::from_raw_parts_mut(ptr.add(j as usize * 3), 3) },
+            rows(&mut u_pair, 3),
         );
+        axpy(1.0, &grad_h, &mut h_pair);
+        let (mut hb, mut ub) = (h[0].to_vec(), u.concat());
         let one = window_step(
             &[0],
             &[0, 1],
-            hr,
-            ur,
+            rows(&mut hb, 3),
+            rows(&mut ub, 3),
             &[1.0, 0.0],
             alpha,
             &sigmoid,
             &mut g,
             &mut gi,
-            &mut go,
         );
-        // The pair step also reads each u_j before its own update, and h changes only after
-        // the step: to the bit, the same updates.
         assert_eq!(one, pair_loss);
-        assert_eq!(&gi[..3], &grad_h[..]);
-        for c in 0..6 {
-            assert_eq!(out[c], u[c / 3][c % 3] + go[c], "{c}");
+        assert_eq!(hb, h_pair);
+        assert_eq!(ub, u_pair);
+    }
+
+    #[test]
+    fn a_noise_word_drawn_twice_gets_both_updates() {
+        // The same output row twice in a window: each occurrence's update lands on the row.
+        let sigmoid = Sigmoid::default();
+        let (h, u) = ([0.3f32, -0.2], [[0.2f32, 0.1], [-0.5, 0.3]]);
+        let alpha = 0.1;
+        let (mut g, mut gi) = (vec![0f32; 3], vec![0f32; 2]);
+        let (mut hb, mut ub) = (h.to_vec(), u.concat());
+        window_step(
+            &[0],
+            &[0, 1, 1],
+            rows(&mut hb, 2),
+            rows(&mut ub, 2),
+            &[1.0, 0.0, 0.0],
+            alpha,
+            &sigmoid,
+            &mut g,
+            &mut gi,
+        );
+        assert_eq!(g[1], g[2]);
+        for c in 0..2 {
+            let want = u[1][c] + g[1] * h[c] + g[2] * h[c];
+            assert!((ub[2 + c] - want).abs() < 1e-7, "{c}");
+            let want_h = h[c] + g[0] * u[0][c] + 2.0 * g[1] * u[1][c];
+            assert!((hb[c] - want_h).abs() < 1e-7, "{c}");
         }
     }
 

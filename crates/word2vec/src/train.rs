@@ -95,10 +95,16 @@ pub fn train(
     let start = Instant::now();
 
     let mut rng = SplitMix64::new(config.seed);
-    let mut input: Vec<f32> = (0..v * dim)
-        .map(|_| (rng.next_f32() - 0.5) / dim as f32)
-        .collect();
-    let mut output = vec![0f32; v * dim];
+    // Rows are stored `stride` wide, zero-padded to a whole number of vector registers (see
+    // `row_stride`); the padding stays zero and is dropped at the end.
+    let stride = row_stride(dim);
+    let mut input = vec![0f32; v * stride];
+    for row in input.chunks_exact_mut(stride) {
+        for x in &mut row[..dim] {
+            *x = (rng.next_f32() - 0.5) / dim as f32;
+        }
+    }
+    let mut output = vec![0f32; v * stride];
     let keep = subsample::keep_probabilities(&corpus.vocab, config.sample);
     let noise = AliasTable::unigram(corpus.vocab.counts(), 0.75);
     let sigmoid = Sigmoid::default();
@@ -122,8 +128,8 @@ pub fn train(
 
     let bar = progress_bar(progress, total, config);
     {
-        let input = SharedMatrix::new(&mut input, dim);
-        let output = SharedMatrix::new(&mut output, dim);
+        let input = SharedMatrix::new(&mut input, stride);
+        let output = SharedMatrix::new(&mut output, stride);
         let workers_left = AtomicUsize::new(config.threads);
         std::thread::scope(|s| {
             for _ in 0..config.threads {
@@ -223,10 +229,32 @@ pub fn train(
         final_loss: last_loss / last_n.max(1) as f64,
         peak_rss_bytes: u.peak_rss_bytes,
     };
+    drop_padding(&mut input, stride, dim);
     Ok(Trained {
         vectors: WordVectors::new(corpus.vocab.words().to_vec(), dim, input),
         report,
     })
+}
+
+/// Floats per stored row: `dim` rounded up to a whole number of 256-bit vector registers, so
+/// that the dot products and row updates of the hot loop run without a scalar remainder. The
+/// padding is zero and stays zero (every update to it is a multiple of zero). Rounding up to
+/// 512-bit registers was slower: more bytes per row, and the loop waits on memory
+/// (docs/performance.md).
+pub fn row_stride(dim: usize) -> usize {
+    const LANES: usize = 8;
+    dim.div_ceil(LANES) * LANES
+}
+
+/// Rows stored `stride` wide become `dim` wide, in place and without a second copy of the
+/// matrix: row `r` moves left to `r * dim`, never over a row not yet moved.
+fn drop_padding(data: &mut Vec<f32>, stride: usize, dim: usize) {
+    assert!(dim <= stride && data.len().is_multiple_of(stride));
+    let rows = data.len() / stride;
+    for r in 1..rows {
+        data.copy_within(r * stride..r * stride + dim, r * dim);
+    }
+    data.truncate(rows * dim);
 }
 
 /// The jobs a run trains and the raw words they read (the learning rate's horizon): every
@@ -290,15 +318,13 @@ struct WindowBuffers {
     labels: Vec<f32>,
     g: Vec<f32>,
     grad_in: Vec<f32>,
-    grad_out: Vec<f32>,
-    dim: usize,
 }
 
 impl Buffers {
     /// Scratch for `config`'s runs; the window buffers only for [`Update::Window`] (whose
     /// window and noise-word counts the config bounds).
     fn new(config: &Word2VecConfig) -> Self {
-        let dim = config.dim;
+        let dim = row_stride(config.dim);
         let (n, m) = if config.update == Update::Window {
             (2 * config.window, config.negative + 1)
         } else {
@@ -315,8 +341,6 @@ impl Buffers {
                 labels: Vec::with_capacity(m),
                 g: vec![0.0; n * m],
                 grad_in: vec![0.0; n * dim],
-                grad_out: vec![0.0; m * dim],
-                dim,
             },
         }
     }
@@ -614,24 +638,36 @@ fn prefetch_row(row: &[f32]) {
 /// One window's HogBatch update ([`sgd::window_step`]) on the shared rows named in `buf`.
 #[inline(always)]
 fn window_update(job: &Job, buf: &mut WindowBuffers) -> f32 {
-    let loss = sgd::window_step(
+    sgd::window_step(
         &buf.contexts,
         &buf.outputs,
-        |c| &*job.input.row(c),
-        |o| &*job.output.row(o),
+        |c| job.input.row(c),
+        |o| job.output.row(o),
         &buf.labels,
         job.alpha,
         job.sigmoid,
         &mut buf.g,
         &mut buf.grad_in,
-        &mut buf.grad_out,
-    );
-    let d = buf.dim;
-    for (i, &c) in buf.contexts.iter().enumerate() {
-        sgd::axpy(1.0, &buf.grad_in[i * d..(i + 1) * d], job.input.row(c));
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_padded_to_whole_vectors_and_the_padding_is_dropped() {
+        assert_eq!(row_stride(100), 104);
+        assert_eq!(row_stride(8), 8);
+        assert_eq!(row_stride(1), 8);
+        // Three rows of 3 stored 8 wide: the numbers come back in order, the padding gone.
+        let mut data = vec![0f32; 24];
+        for r in 0..3 {
+            for c in 0..3 {
+                data[r * 8 + c] = (10 * r + c) as f32;
+            }
+        }
+        drop_padding(&mut data, 8, 3);
+        assert_eq!(data, [0., 1., 2., 10., 11., 12., 20., 21., 22.]);
     }
-    for (j, &o) in buf.outputs.iter().enumerate() {
-        sgd::axpy(1.0, &buf.grad_out[j * d..(j + 1) * d], job.output.row(o));
-    }
-    loss
 }
