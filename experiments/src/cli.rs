@@ -86,6 +86,11 @@ pub enum Experiment {
     /// One model's snapshots measured (`--exp dynamics --jobs`' children).
     #[value(hide = true)]
     MeasureSnapshots,
+    /// The similarity and [MASK]-gain answers as a function of corpus size: reads the kept
+    /// measurements of each arm of experiments/configs/corpus-size.toml (a study config and
+    /// its own `--out`, relative to this `--out`), trains nothing; writes
+    /// <out>/corpus-size/summary.csv, which the report's section is drawn from.
+    CorpusSize,
     /// results/REPORT.md from the experiments' CSVs and the kept per-item outcomes.
     Report,
     /// Checks that every file `all` writes under `--out` exists and parses (CI runs it after
@@ -223,6 +228,7 @@ impl Experiment {
         ];
         match self {
             CorpusStats => &["config", "corpus", "out"],
+            CorpusSize => &["config", "out", "quick", "similarity"],
             Word2vec => &[
                 "config",
                 "corpus",

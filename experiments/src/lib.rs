@@ -72,6 +72,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         Experiment::MeasureSnapshots => {
             exp::dynamics::measure_one(args, exp::jobs::Work::Snapshots)
         }
+        Experiment::CorpusSize => exp::corpus_size::run(args),
         Experiment::Report => exp::report::run(args),
         Experiment::CheckOutputs => exp::paper::check_outputs(args),
         Experiment::Seal => exp::seal::run(args),

@@ -1699,3 +1699,54 @@ fn sweep_quick_trains_each_rate_chooses_once_complete_and_refuses_what_it_cannot
         stderr(&o)
     );
 }
+
+#[test]
+fn a_corpus_size_plan_that_cannot_be_read_is_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let out = dir.path().join("out");
+    let go = |p: &Path| {
+        run(&[
+            "--exp",
+            "corpus-size",
+            "--config",
+            p.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let cases = [
+        (plan("empty.toml", "arms = []\n"), "`arms` is empty"),
+        (
+            plan(
+                "typo.toml",
+                "[[arms]]\nlabel = \"all\"\nconfig = \"x.toml\"\nout = \".\"\nfraction = 1\n",
+            ),
+            "unknown field `fraction`",
+        ),
+        (
+            plan(
+                "missing.toml",
+                "[[arms]]\nlabel = \"all\"\nconfig = \"no-such-study.toml\"\nout = \".\"\n",
+            ),
+            "no-such-study.toml",
+        ),
+    ];
+    for (p, needle) in cases {
+        let o = go(&p);
+        assert!(!o.status.success(), "{}", p.display());
+        let err = stderr(&o);
+        assert!(err.contains(needle), "{}: {err}", p.display());
+        assert!(
+            !out.join("corpus-size").exists(),
+            "{}: output left behind",
+            p.display()
+        );
+    }
+    // The first two errors name the plan's file.
+    assert!(stderr(&go(&dir.path().join("typo.toml"))).contains("typo.toml"));
+}

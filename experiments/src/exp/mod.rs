@@ -3,6 +3,7 @@ pub mod bench;
 pub mod bench_transformer;
 pub mod comparisons;
 pub mod context_gain;
+pub mod corpus_size;
 pub mod corpus_stats;
 pub mod dynamics;
 pub mod eval;

@@ -1,0 +1,556 @@
+//! `--exp corpus-size`: the answers that rest on the embedding's similarity and on the gain at
+//! `[MASK]`, stated as a function of corpus size (issue 41). Each arm of
+//! `experiments/configs/corpus-size.toml` is a study config trained on a nested prefix of the
+//! corpus (`[corpus] fraction`) into its own `--out`; this reads each arm's kept measurements
+//! (it trains nothing) and writes `<out>/corpus-size/summary.csv`, from which the report's
+//! section is drawn ([`section`]).
+//!
+//! Per arm, every score is the seed mean with an interval over items and seeds
+//! ([`analysis::evidence::Evidence::score`]), and each trained embedding is read against the
+//! untrained model of the same arm (the same seeds, the items both answer): the reference that
+//! says whether an embedding tracks human judgments beyond what a random table and the
+//! vocabulary give. An embedding "tracks" them from the smallest corpus whose difference's
+//! interval lies above 0 there and at every larger corpus. The arms differ in vocabulary (each
+//! subset counts its own), so a benchmark's answered pairs differ between arms: each row says
+//! how many it rests on.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use analysis::evidence::{seed_mean, Evidence, Half, Rep};
+use analysis::inference::Interval;
+use serde::{Deserialize, Serialize};
+
+use super::settings::ModelId;
+use super::study::Study;
+use crate::cli::Args;
+use crate::output::{self, TidyRow};
+
+/// `experiments/configs/corpus-size.toml`: the arms, smallest corpus first.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    pub arms: Vec<Arm>,
+}
+
+/// One corpus size: a study config and the `--out` its models were measured into.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Arm {
+    /// How the report names it ("a quarter", "all").
+    pub label: String,
+    /// The study config, relative to this file's directory.
+    pub config: PathBuf,
+    /// Its `--out`, relative to this run's `--out` (`"."`: this run's own).
+    pub out: PathBuf,
+}
+
+/// The similarity benchmarks the answers are stated on.
+pub const BENCHMARKS: [&str; 3] = ["WS-353-ALL", "SIMLEX-999", "MEN-TR-3k"];
+
+/// The representations read at every size: (model, representation, how the report names it).
+pub const READ: [(&str, &str, &str); 5] = [
+    (
+        "transformer-mlm",
+        "embedding",
+        "masked LM, tied head: embedding",
+    ),
+    (
+        "transformer-mlm-untied-head",
+        "embedding",
+        "masked LM, untied head: input embedding",
+    ),
+    (
+        "transformer-mlm-untied-head",
+        "lm_head",
+        "masked LM, untied head: output matrix",
+    ),
+    ("word2vec-sgns", "static", "word2vec SGNS"),
+    ("word2vec-cbow", "static", "word2vec CBOW"),
+];
+
+/// The untrained model's embedding: the reference of every row.
+pub const REFERENCE: (&str, &str) = ("transformer-untrained", "embedding");
+
+/// One line of `summary.csv`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SizeRow {
+    /// The arm's position, smallest corpus first.
+    pub arm: usize,
+    pub label: String,
+    /// Corpus tokens the arm's models were trained on (its whole prefix, held-out block
+    /// included).
+    pub tokens: u64,
+    pub model: String,
+    pub representation: String,
+    /// A similarity benchmark, or `training` for the gain at `[MASK]`.
+    pub benchmark: String,
+    /// `spearman` (the score), `spearman_minus_untrained`, `context_gain_at_mask`, or
+    /// `corpus_tokens` (one row per arm, naming it even when nothing is measured there).
+    pub quantity: String,
+    pub value: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub seeds: usize,
+    /// Items the value rests on (pairs answered); 0 for the gain, whose interval is over seeds.
+    pub items: usize,
+}
+
+/// `--exp corpus-size`.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let (plan, path) = crate::config::load::<Plan>(args, "corpus-size")?;
+    let Some(path) = path else {
+        anyhow::bail!(
+            "--exp corpus-size needs its plan: experiments/configs/corpus-size.toml or --config"
+        );
+    };
+    if plan.arms.is_empty() {
+        anyhow::bail!("{}: `arms` is empty", path.display());
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut rows = Vec::new();
+    for (i, arm) in plan.arms.iter().enumerate() {
+        let mut arm_args = args.clone();
+        arm_args.config = Some(dir.join(&arm.config));
+        arm_args.out = args.out.join(&arm.out);
+        let cfg = super::settings::load_config(&arm_args, "corpus-size")?;
+        let study = Study::load(&arm_args, cfg)?;
+        let (evidence, scores, seeds) = kept(&study)?;
+        if seeds == 0 {
+            println!(
+                "{} ({}): no model measured yet under {}",
+                arm.label,
+                arm_args.config.as_ref().unwrap().display(),
+                arm_args.out.display()
+            );
+        }
+        rows.extend(summarise(
+            i,
+            &arm.label,
+            study.corpus.encoded.n_tokens() as u64,
+            &evidence,
+            &scores,
+        ));
+    }
+    let out = args.out.join("corpus-size").join("summary.csv");
+    output::write_csv(&out, &rows)?;
+    println!("{}", section(&rows));
+    println!("wrote {}", out.display());
+    Ok(())
+}
+
+/// Every measured model of [`READ`] and the reference in `study`, over its seeds: the per-item
+/// outcomes, the tidy scores, and how many (model, seed) were found.
+fn kept(study: &Study) -> anyhow::Result<(Evidence, Vec<TidyRow>, usize)> {
+    let mut models: Vec<&str> = READ.iter().map(|r| r.0).collect();
+    models.push(REFERENCE.0);
+    models.dedup();
+    let (mut items, mut scores, mut found) = (Vec::new(), Vec::new(), 0);
+    for name in models {
+        let id = ModelId::from_name(name).expect("the models read are known models");
+        for &seed in &study.cfg.seeds {
+            if !study.is_measured(id, seed)? {
+                continue;
+            }
+            found += 1;
+            let dir = study.measured_dir(id, seed);
+            let h = study.settings_hash();
+            scores.extend(crate::kept::read_csv::<TidyRow>(
+                &dir.join(format!("scores-{h}.csv")),
+            )?);
+            items.extend(crate::kept::read_items(&study.items_path(id, seed))?);
+            // The gain at [MASK], where the held-out split by input was kept beside the
+            // measurements (it is computed from the weights; this never loads them).
+            let split = dir.join("heldout-by-input.csv.gz");
+            if crate::kept::exists(&split)? {
+                let template = TidyRow {
+                    representation: "training".into(),
+                    benchmark: "training".into(),
+                    seed: Some(seed),
+                    ..TidyRow::template("corpus-size", name, "training")
+                };
+                scores.extend(super::context_gain::tidy(
+                    &crate::kept::read_csv(&split)?,
+                    &template,
+                ));
+            }
+        }
+    }
+    Ok((
+        super::evidence::from_rows(items, &study.benchmarks),
+        scores,
+        found,
+    ))
+}
+
+/// One arm's rows: each representation's score and its difference from the untrained
+/// embedding on every benchmark, and the masked LMs' gain at `[MASK]` (seed mean, t interval).
+pub fn summarise(
+    arm: usize,
+    label: &str,
+    tokens: u64,
+    evidence: &Evidence,
+    scores: &[TidyRow],
+) -> Vec<SizeRow> {
+    let row = |model: &str, rep: &str, benchmark: &str, quantity: &str| SizeRow {
+        arm,
+        label: label.into(),
+        tokens,
+        model: model.into(),
+        representation: rep.into(),
+        benchmark: benchmark.into(),
+        quantity: quantity.into(),
+        value: f64::NAN,
+        lo: f64::NAN,
+        hi: f64::NAN,
+        seeds: 0,
+        items: 0,
+    };
+    let with = |mut r: SizeRow, iv: &Interval, seeds: usize, items: usize| {
+        (r.value, r.lo, r.hi, r.seeds, r.items) = (iv.estimate, iv.lo, iv.hi, seeds, items);
+        r
+    };
+    let seeds_of = |model: &str| {
+        let mut s: Vec<u64> = scores
+            .iter()
+            .filter(|r| r.model == model)
+            .filter_map(|r| r.seed)
+            .collect();
+        s.sort();
+        s.dedup();
+        s.len()
+    };
+    let reference = Rep::new(REFERENCE.0, REFERENCE.1, None);
+    // The arm itself, so that an arm with nothing measured yet still has its column.
+    let mut rows = vec![SizeRow {
+        value: tokens as f64,
+        lo: tokens as f64,
+        hi: tokens as f64,
+        ..row("", "", "", "corpus_tokens")
+    }];
+    let mut read: Vec<(&str, &str)> = READ.iter().map(|r| (r.0, r.1)).collect();
+    read.push(REFERENCE);
+    for (model, representation) in read {
+        let rep = Rep::new(model, representation, None);
+        for bench in BENCHMARKS {
+            let Some(score) = evidence.score(&rep, bench, Half::All) else {
+                continue;
+            };
+            let n = seeds_of(model);
+            rows.push(with(
+                row(model, representation, bench, "spearman"),
+                &score.interval,
+                n,
+                score.items,
+            ));
+            if (model, representation) == REFERENCE {
+                continue;
+            }
+            if let Some(d) = evidence.difference(&rep, &reference, bench, Half::All) {
+                rows.push(with(
+                    row(model, representation, bench, "spearman_minus_untrained"),
+                    &d.diff,
+                    n,
+                    d.a.items,
+                ));
+            }
+        }
+    }
+    for model in ["transformer-mlm", "transformer-mlm-untied-head"] {
+        let gains = super::evidence::per_seed(
+            scores,
+            &Rep::new(model, "training", None),
+            "training",
+            "context_gain_at_mask",
+        );
+        if gains.len() >= 2 {
+            rows.push(with(
+                row(model, "training", "training", "context_gain_at_mask"),
+                &seed_mean(&gains),
+                gains.len(),
+                0,
+            ));
+        }
+    }
+    rows
+}
+
+/// From which arm on a representation's difference from the untrained embedding lies above 0
+/// on `benchmark`, at that arm and every larger one; `None` when it never does (or an arm
+/// lacks it).
+pub fn tracks_from(rows: &[SizeRow], model: &str, rep: &str, benchmark: &str) -> Option<usize> {
+    let mut d: Vec<&SizeRow> = rows
+        .iter()
+        .filter(|r| {
+            r.model == model
+                && r.representation == rep
+                && r.benchmark == benchmark
+                && r.quantity == "spearman_minus_untrained"
+        })
+        .collect();
+    d.sort_by_key(|r| r.arm);
+    let arms = rows.iter().map(|r| r.arm).max()? + 1;
+    if d.len() != arms {
+        return None;
+    }
+    let mut from = None;
+    for r in d.iter().rev() {
+        if r.lo > 0.0 {
+            from = Some(r.arm);
+        } else {
+            break;
+        }
+    }
+    from
+}
+
+/// The report's section from `summary.csv`'s rows.
+pub fn section(rows: &[SizeRow]) -> String {
+    let mut w = String::new();
+    let _ = writeln!(w, "### How much text does each answer need?\n");
+    if rows.is_empty() {
+        let _ = writeln!(
+            w,
+            "Not measured yet: the arms of experiments/configs/corpus-size.toml are trained with `--exp dynamics --config <arm's config> --out <arm's out>` and read with `--exp corpus-size`.\n"
+        );
+        return w;
+    }
+    let mut arms: Vec<(usize, String, u64)> = rows
+        .iter()
+        .map(|r| (r.arm, r.label.clone(), r.tokens))
+        .collect();
+    arms.sort();
+    arms.dedup();
+    let names: Vec<String> = arms
+        .iter()
+        .map(|(_, l, t)| format!("{l} ({t} tokens)"))
+        .collect();
+    let _ = writeln!(
+        w,
+        "The same models on nested prefixes of the corpus ({}), each trained for the same 5 epochs (so a smaller corpus also means fewer steps), each prefix with its own vocabulary. Spearman's rho with human judgments, seed mean [95% interval over pairs and seeds], and trained minus the untrained model of the same size on the pairs both answer; (n) pairs answered, which differ between sizes as the vocabulary does. An embedding tracks human judgments from the smallest corpus whose difference lies above 0 there and at every larger one.\n",
+        names.join(", ")
+    );
+    let fmt = |r: &SizeRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
+    let get = |arm: usize, model: &str, rep: &str, bench: &str, q: &str| {
+        rows.iter().find(|r| {
+            r.arm == arm
+                && r.model == model
+                && r.representation == rep
+                && r.benchmark == bench
+                && r.quantity == q
+        })
+    };
+    for bench in BENCHMARKS {
+        let _ = writeln!(w, "**{bench}**\n");
+        let header: Vec<&str> = arms.iter().map(|a| a.1.as_str()).collect();
+        let _ = writeln!(
+            w,
+            "| representation | {} | tracks human judgments from |",
+            header.join(" | ")
+        );
+        let _ = writeln!(w, "|---|{}---|", "---|".repeat(arms.len()));
+        let mut read: Vec<(&str, &str, &str)> = READ.to_vec();
+        read.push((REFERENCE.0, REFERENCE.1, "untrained model: embedding"));
+        for (model, rep, name) in read {
+            let cells: Vec<String> = arms
+                .iter()
+                .map(|(arm, _, _)| {
+                    let score = get(*arm, model, rep, bench, "spearman");
+                    let diff = get(*arm, model, rep, bench, "spearman_minus_untrained");
+                    match (score, diff) {
+                        (Some(s), Some(d)) => {
+                            format!("{} (n {}); - untrained {}", fmt(s), s.items, fmt(d))
+                        }
+                        (Some(s), None) => format!("{} (n {})", fmt(s), s.items),
+                        _ => "not measured".into(),
+                    }
+                })
+                .collect();
+            let from = if (model, rep) == REFERENCE {
+                "(the reference)".to_string()
+            } else {
+                let measured = arms.iter().all(|(arm, _, _)| {
+                    get(*arm, model, rep, bench, "spearman_minus_untrained").is_some()
+                });
+                match tracks_from(rows, model, rep, bench) {
+                    Some(a) => arms[a].1.clone(),
+                    None if measured => "at no size measured".into(),
+                    None => "(not every size measured)".into(),
+                }
+            };
+            let _ = writeln!(w, "| {name} | {} | {from} |", cells.join(" | "));
+        }
+        let _ = writeln!(w);
+    }
+    let _ = writeln!(
+        w,
+        "**Gain at held-out [MASK] targets over the unigram (nats), seed mean [95% t interval over seeds]**\n"
+    );
+    for model in ["transformer-mlm", "transformer-mlm-untied-head"] {
+        let cells: Vec<String> = arms
+            .iter()
+            .map(|(arm, label, _)| {
+                match get(*arm, model, "training", "training", "context_gain_at_mask") {
+                    Some(r) => format!("{label} {} ({} seeds)", fmt(r), r.seeds),
+                    None => format!("{label} not measured"),
+                }
+            })
+            .collect();
+        let _ = writeln!(w, "- {model}: {}", cells.join("; "));
+    }
+    let _ = writeln!(w);
+    w
+}
+
+/// `<out>/corpus-size/summary.csv` when `--exp corpus-size` has written it.
+pub fn read_summary(out: &Path) -> anyhow::Result<Option<Vec<SizeRow>>> {
+    let path = out.join("corpus-size").join("summary.csv");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    Ok(Some(crate::kept::read_csv(&path)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::ItemRow;
+
+    /// Planted outcomes: at the small arm the masked LM's cosines are noise, at the large arm
+    /// they follow the human scores; the untrained model's are noise at both.
+    fn arm_rows(follows: bool, seeds: &[u64]) -> (Evidence, Vec<TidyRow>) {
+        let benchmarks = super::super::eval::benchmarks(&[]).unwrap();
+        let ws = benchmarks
+            .similarity
+            .iter()
+            .find(|s| s.name == "WS-353-ALL")
+            .unwrap();
+        let mut items = Vec::new();
+        let mut scores = Vec::new();
+        for &seed in seeds {
+            for (salt, model, rep, signal) in [
+                (0u64, "transformer-mlm", "embedding", follows),
+                (1, "transformer-untrained", "embedding", false),
+            ] {
+                let cos: Vec<Option<f64>> = ws
+                    .pairs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| {
+                        let mut g = analysis::inference::SplitMix64::new(
+                            i as u64 ^ (seed << 20) ^ (salt << 40),
+                        );
+                        let noise = g.next_f32() as f64;
+                        Some(if signal {
+                            p.2 / 10.0 + 0.1 * noise
+                        } else {
+                            noise
+                        })
+                    })
+                    .collect();
+                items.push(ItemRow {
+                    model: model.into(),
+                    representation: rep.into(),
+                    layer: None,
+                    benchmark: "WS-353-ALL".into(),
+                    kind: "cosine".into(),
+                    seed: Some(seed),
+                    values: crate::output::encode_cosines(&cos),
+                });
+                scores.push(TidyRow {
+                    experiment: String::new(),
+                    model: model.into(),
+                    representation: "training".into(),
+                    layer: None,
+                    benchmark: "training".into(),
+                    metric: "context_gain_at_mask".into(),
+                    value: if model == "transformer-mlm" {
+                        1.0 + seed as f64 / 10.0
+                    } else {
+                        0.0
+                    },
+                    n: 0,
+                    oov: 0,
+                    seed: Some(seed),
+                    backend: Some("flex".into()),
+                });
+            }
+        }
+        (
+            super::super::evidence::from_rows(items, &benchmarks),
+            scores,
+        )
+    }
+
+    #[test]
+    fn an_embedding_tracks_judgments_from_the_size_where_it_beats_the_untrained_model() {
+        let seeds = [1, 2, 3];
+        let (small_ev, small_scores) = arm_rows(false, &seeds);
+        let (large_ev, large_scores) = arm_rows(true, &seeds);
+        let mut rows = summarise(0, "a quarter", 1000, &small_ev, &small_scores);
+        rows.extend(summarise(1, "all", 4000, &large_ev, &large_scores));
+        let at = |arm: usize, model: &str, q: &str| {
+            rows.iter()
+                .find(|r| {
+                    r.arm == arm
+                        && r.model == model
+                        && r.benchmark == "WS-353-ALL"
+                        && r.quantity == q
+                })
+                .unwrap()
+                .clone()
+        };
+        // Following the human scores closely: rho near 1 at the large arm, with 3 seeds and
+        // every pair answered.
+        let big = at(1, "transformer-mlm", "spearman");
+        assert!(big.value > 0.95 && big.lo > 0.9, "{big:?}");
+        assert_eq!((big.seeds, big.items), (3, 353));
+        let d_big = at(1, "transformer-mlm", "spearman_minus_untrained");
+        assert!(d_big.lo > 0.5, "{d_big:?}");
+        let d_small = at(0, "transformer-mlm", "spearman_minus_untrained");
+        assert!(d_small.lo < 0.0 && d_small.hi > 0.0, "{d_small:?}");
+        assert_eq!(
+            tracks_from(&rows, "transformer-mlm", "embedding", "WS-353-ALL"),
+            Some(1)
+        );
+        // Not measured at an arm: no answer rather than a wrong one.
+        let only_large: Vec<SizeRow> = rows.iter().filter(|r| r.arm == 1).cloned().collect();
+        let shifted: Vec<SizeRow> = only_large
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                r.arm = 2;
+                r
+            })
+            .chain(rows.iter().filter(|r| r.arm == 0).cloned())
+            .collect();
+        assert_eq!(
+            tracks_from(&shifted, "transformer-mlm", "embedding", "WS-353-ALL"),
+            None
+        );
+        // The gain: seeds 1.1, 1.2, 1.3 -> mean 1.2, t interval 1.2 +- t(2) * 0.1 / sqrt(3),
+        // with the quantile from the table `inference::t975` keeps (4.303 at 2 df).
+        let g = rows
+            .iter()
+            .find(|r| r.arm == 1 && r.model == "transformer-mlm" && r.benchmark == "training")
+            .unwrap();
+        assert_eq!((g.quantity.as_str(), g.seeds), ("context_gain_at_mask", 3));
+        assert!((g.value - 1.2).abs() < 1e-12);
+        assert!(
+            (g.hi - (1.2 + 4.303 * 0.1 / 3f64.sqrt())).abs() < 1e-6,
+            "{g:?}"
+        );
+        let text = section(&rows);
+        assert!(
+            text.contains("| masked LM, tied head: embedding |"),
+            "{text}"
+        );
+        assert!(text.contains("| all |\n"), "{text}");
+        assert!(text.contains("(the reference)"), "{text}");
+    }
+
+    #[test]
+    fn no_rows_say_how_to_measure() {
+        assert!(section(&[]).contains("--exp corpus-size"));
+    }
+}
