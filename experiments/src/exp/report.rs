@@ -829,6 +829,26 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 src.cast.frozen.label(),
                 src.cast.frozen_reference.label()
             );
+            // The scale the frozen table was drawn at, beside the trained embedding's: position
+            // embeddings train in both, so a frozen table far smaller than a trained one would
+            // let position swamp the token.
+            let scale = |m: &str| {
+                src.values(
+                    Experiment::Frozen,
+                    &Rep::new(m, "embedding", None),
+                    "embedding-scale",
+                    "std",
+                )
+            };
+            let (sf, st) = (scale(f), scale(trained));
+            if sf.len() >= 2 && st.len() >= 2 {
+                let _ = writeln!(
+                    w,
+                    "- input embedding's per-coordinate standard deviation over the words: frozen {} (a random table drawn at the config's `frozen_embedding_std`), trained {}",
+                    fmt_iv(&seed_mean(&sf)),
+                    fmt_iv(&seed_mean(&st))
+                );
+            }
             let loss = |m: &str| {
                 src.values(
                     Experiment::Frozen,
@@ -2389,9 +2409,31 @@ mod tests {
                 }));
             }
         }
+        // The embeddings' scale: the frozen table at 0.060 every seed; the trained 0.058, 0.060,
+        // 0.062: 0.060 +- 4.303 * 0.002 / sqrt(3) = [0.055, 0.065].
+        let frozen_id = Cast::default().frozen;
+        for (m, stds) in [
+            (frozen_id, [0.060, 0.060, 0.060]),
+            (ModelId::MlmUntied, [0.058, 0.060, 0.062]),
+        ] {
+            for (seed, sd) in (1..).zip(stds) {
+                let t = TidyRow::template(exp, m.name(), "embedding");
+                rows.extend(
+                    t.measures("embedding-scale", 22541, &[("std", sd)])
+                        .map(|r| TidyRow {
+                            seed: Some(seed),
+                            ..r
+                        }),
+                );
+            }
+        }
         let mut src = sources_with(Experiment::Frozen, rows);
         let with_every_gain = src.rows.clone();
         let md = findings(&src);
+        assert!(
+            md.contains("- input embedding's per-coordinate standard deviation over the words: frozen 0.060 [0.060, 0.060] (a random table drawn at the config's `frozen_embedding_std`), trained 0.060 [0.055, 0.065]\n"),
+            "{md}"
+        );
         assert!(
             md.contains("per seed: frozen -0.013 (below from step 4752), +0.607 (above at the end), +0.637 (above at the end); trained -0.913 (below from step 528), -0.813 (below from step 792), -0.713 (below from step 1056)."),
             "{md}"
