@@ -960,7 +960,7 @@ fn objective_section(w: &mut String, src: &Sources) {
             let control = src.cast.no_attention;
             let shown = [ModelId::Sgns, ModelId::Mlm, src.cast.clm];
             let shown = shown.into_iter().chain(src.cast.untied_models());
-            for m in shown.chain([control, ModelId::Untrained]) {
+            for m in shown.chain(src.cast.controls()).chain([ModelId::Untrained]) {
                 let r = if m.is_word2vec() {
                     "static"
                 } else {
@@ -979,8 +979,8 @@ fn objective_section(w: &mut String, src: &Sources) {
             // The z-score grows with the number of pairs (about sqrt of it at the ceiling), so a
             // difference of z-scores says whether, not how much: the effect size is the gap
             // itself, the mean cosine of collocated pairs minus that of their matched pairs.
-            let gap = |m: ModelId| -> Vec<f64> {
-                let rep = Rep::new(m.name(), "embedding", None);
+            let gap_of = |m: ModelId, r: &str| -> Vec<f64> {
+                let rep = Rep::new(m.name(), r, None);
                 let c = src.values(
                     Experiment::Objective,
                     &rep,
@@ -990,16 +990,32 @@ fn objective_section(w: &mut String, src: &Sources) {
                 let k = src.values(Experiment::Objective, &rep, "collocation", "matched_cosine");
                 c.iter().zip(&k).map(|(c, k)| c - k).collect()
             };
-            let gaps: Vec<String> = [ModelId::Mlm, src.cast.clm]
+            let gap = |m: ModelId| gap_of(m, "embedding");
+            // Every model's vectors, and an untied model's output matrix beside its input
+            // embedding: a tied head's embedding is both, an untied one's is not.
+            let mut read: Vec<(ModelId, &str, String)> =
+                vec![(ModelId::Sgns, "static", ModelId::Sgns.label().to_string())];
+            for m in [ModelId::Mlm, src.cast.clm]
                 .into_iter()
-                .chain([control, ModelId::Untrained])
-                .filter_map(|m| {
-                    let g = gap(m);
-                    (g.len() >= 2).then(|| format!("{} {}", m.label(), fmt_iv(&seed_mean(&g))))
+                .chain(src.cast.untied_models())
+                .chain(src.cast.controls())
+                .chain([ModelId::Untrained])
+            {
+                read.push((m, "embedding", m.label().to_string()));
+                if src.cast.untied_models().contains(&m) || src.cast.no_attention_untied == Some(m)
+                {
+                    read.push((m, "lm_head", format!("{} output matrix", m.label())));
+                }
+            }
+            let gaps: Vec<String> = read
+                .iter()
+                .filter_map(|(m, r, label)| {
+                    let g = gap_of(*m, r);
+                    (g.len() >= 2).then(|| format!("{label} {}", fmt_iv(&seed_mean(&g))))
                 })
                 .collect();
             if !gaps.is_empty() {
-                let _ = writeln!(w, "- effect size, embedding matrix: mean cosine of the collocated pairs minus that of their frequency-matched pairs (t interval over seeds): {}", gaps.join("; "));
+                let _ = writeln!(w, "- effect size: mean cosine of the collocated pairs minus that of their frequency-matched pairs (t interval over seeds), of each model's embedding matrix (word2vec: its vectors) unless named: {}", gaps.join("; "));
             }
             // Whether each model predicts from context at all: a seed above its objective's
             // context-free level learnt no more than a model that ignores context, and its
@@ -1032,6 +1048,9 @@ fn objective_section(w: &mut String, src: &Sources) {
             // same model with attention replaced by a uniform average).
             let mut pairs = objective_pairs(src);
             pairs.push((ModelId::Mlm, control));
+            if let Some(u) = src.cast.no_attention_untied {
+                pairs.push((src.cast.untied.0, u));
+            }
             for (x, y) in pairs {
                 let (a, b) = (z(x, "embedding"), z(y, "embedding"));
                 if a.len() >= 2 && b.len() >= 2 {
@@ -2484,12 +2503,22 @@ mod tests {
                 }));
             }
         }
+        // An untied model's output matrix is read beside the embeddings, named as such.
+        for seed in 1..=3 {
+            let t = TidyRow::template(exp, ModelId::MlmUntied.name(), "lm_head");
+            let values = [("collocated_cosine", 0.6), ("matched_cosine", 0.5)];
+            rows.extend(t.measures("collocation", 400, &values).map(|r| TidyRow {
+                seed: Some(seed),
+                ..r
+            }));
+        }
         let src = sources_with(Experiment::Objective, rows);
         let md = findings(&src);
         assert!(
             md.contains(&format!(
-                "(t interval over seeds): MLM 0.310 [0.285, 0.335]; {} 0.200 [0.200, 0.200]",
-                clm.label()
+                "(t interval over seeds), of each model's embedding matrix (word2vec: its vectors) unless named: MLM 0.310 [0.285, 0.335]; {} 0.200 [0.200, 0.200]; {} output matrix 0.100 [0.100, 0.100]\n",
+                clm.label(),
+                ModelId::MlmUntied.label()
             )),
             "{md}"
         );
