@@ -58,7 +58,7 @@ impl AliasTable {
         let i = (((r >> 32) * self.columns.len() as u64) >> 32) as usize;
         let coin = ((r >> 8) & 0xFF_FFFF) as f32 * (1.0 / (1u32 << 24) as f32);
         let column = self.columns[i];
-        // Which side wins is a coin toss: a branch would be mispredicted about as often as not.
+        // Which side wins depends on a random coin, which a branch predictor cannot learn.
         std::hint::select_unpredictable(coin < column.prob, i as u32, column.alias)
     }
 

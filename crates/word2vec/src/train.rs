@@ -229,6 +229,10 @@ pub fn train(
         final_loss: last_loss / last_n.max(1) as f64,
         peak_rss_bytes: u.peak_rss_bytes,
     };
+    debug_assert!(
+        (input.chunks_exact(stride)).all(|row| row[dim..].iter().all(|&x| x == 0.0)),
+        "the padding stays zero"
+    );
     drop_padding(&mut input, stride, dim);
     Ok(Trained {
         vectors: WordVectors::new(corpus.vocab.words().to_vec(), dim, input),

@@ -246,3 +246,53 @@ fn a_token_budget_is_a_matched_run_of_that_many_tokens() {
         "{message}"
     );
 }
+
+/// Rows are stored padded to whole vector registers (`train::row_stride`); a dimension that is
+/// not a multiple of the padding must train and come back exactly `dim` wide, each row where
+/// the initialisation put it.
+#[test]
+fn a_dimension_off_the_padding_trains_and_comes_back_unpadded() {
+    let corpus = planted_corpus(400);
+    let dim = 13;
+    assert_ne!(word2vec::train::row_stride(dim), dim);
+    let window = Word2VecConfig {
+        update: Update::Window,
+        dim,
+        ..small(Architecture::Sg)
+    };
+    let sg = Word2VecConfig {
+        dim,
+        ..small(Architecture::Sg)
+    };
+    let cbow = Word2VecConfig {
+        dim,
+        ..small(Architecture::Cbow)
+    };
+    for cfg in [sg.clone(), cbow, window] {
+        let arch = (cfg.architecture, cfg.update);
+        let a = train(&corpus, &cfg, false).unwrap().vectors;
+        assert_eq!(a.data().len(), corpus.vocab.len() * dim, "{arch:?}");
+        let gap = class_gap(&a);
+        assert!(gap > 0.5, "{arch:?}: class gap {gap}");
+        let b = train(&corpus, &cfg, false).unwrap().vectors;
+        assert_eq!(a.data(), b.data(), "{arch:?}");
+    }
+    // With a vanishing learning rate the vectors are their initialisation: uniform in
+    // [-0.5, 0.5) / dim, drawn word by word, coordinate by coordinate, from the run's seed.
+    let frozen = train(
+        &corpus,
+        &Word2VecConfig {
+            alpha: Some(1e-12),
+            min_alpha: 0.0,
+            ..sg
+        },
+        false,
+    )
+    .unwrap()
+    .vectors;
+    let mut rng = word2vec::rng::SplitMix64::new(7);
+    for (i, x) in frozen.data().iter().enumerate() {
+        let want = (rng.next_f32() - 0.5) / dim as f32;
+        assert!((x - want).abs() < 1e-6, "coordinate {i}: {x} vs {want}");
+    }
+}

@@ -17,20 +17,28 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use std::collections::BTreeSet;
+
 use analysis::evidence::{seed_mean, Evidence, Half, Rep};
 use analysis::inference::Interval;
+use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use super::eval::Benchmarks;
 use super::settings::ModelId;
 use super::study::Study;
 use crate::cli::Args;
-use crate::output::{self, TidyRow};
+use crate::output::{self, ItemRow, TidyRow};
 
 /// `experiments/configs/corpus-size.toml`: the arms, smallest corpus first.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     pub arms: Vec<Arm>,
+    /// The seeds read at every arm (empty: each arm's config's own), so that no arm's
+    /// intervals are narrower for having more seeds.
+    #[serde(default)]
+    pub seeds: Vec<u64>,
 }
 
 /// One corpus size: a study config and the `--out` its models were measured into.
@@ -78,8 +86,7 @@ pub struct SizeRow {
     /// The arm's position, smallest corpus first.
     pub arm: usize,
     pub label: String,
-    /// Corpus tokens the arm's models were trained on (its whole prefix, held-out block
-    /// included).
+    /// Tokens in the arm's prefix of the corpus (its training split and its held-out block).
     pub tokens: u64,
     pub model: String,
     pub representation: String,
@@ -113,9 +120,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let mut arm_args = args.clone();
         arm_args.config = Some(dir.join(&arm.config));
         arm_args.out = args.out.join(&arm.out);
-        let cfg = super::settings::load_config(&arm_args, "corpus-size")?;
-        let study = Study::load(&arm_args, cfg)?;
-        let (evidence, scores, seeds) = kept(&study)?;
+        let arm_name = format!("{}: arm {:?}", path.display(), arm.label);
+        let mut cfg = super::settings::load_config(&arm_args, "corpus-size")
+            .with_context(|| arm_name.clone())?;
+        if !plan.seeds.is_empty() {
+            cfg.seeds = plan.seeds.clone();
+        }
+        let study = Study::load(&arm_args, cfg).with_context(|| arm_name.clone())?;
+        let (items, scores, seeds) = kept(&study).with_context(|| arm_name.clone())?;
         if seeds == 0 {
             println!(
                 "{} ({}): no model measured yet under {}",
@@ -128,7 +140,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             i,
             &arm.label,
             study.corpus.encoded.n_tokens() as u64,
-            &evidence,
+            items,
+            &study.benchmarks,
             &scores,
         ));
     }
@@ -141,7 +154,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
 /// Every measured model of [`READ`] and the reference in `study`, over its seeds: the per-item
 /// outcomes, the tidy scores, and how many (model, seed) were found.
-fn kept(study: &Study) -> anyhow::Result<(Evidence, Vec<TidyRow>, usize)> {
+fn kept(study: &Study) -> anyhow::Result<(Vec<ItemRow>, Vec<TidyRow>, usize)> {
     let mut models: Vec<&str> = READ.iter().map(|r| r.0).collect();
     models.push(REFERENCE.0);
     models.dedup();
@@ -176,22 +189,43 @@ fn kept(study: &Study) -> anyhow::Result<(Evidence, Vec<TidyRow>, usize)> {
             }
         }
     }
-    Ok((
-        super::evidence::from_rows(items, &study.benchmarks),
-        scores,
-        found,
-    ))
+    Ok((items, scores, found))
 }
 
 /// One arm's rows: each representation's score and its difference from the untrained
 /// embedding on every benchmark, and the masked LMs' gain at `[MASK]` (seed mean, t interval).
+/// The difference pairs each seed with the untrained model of the same seed (its
+/// initialisation), on the seeds both have; a row whose interval is not defined (one seed) is
+/// left out.
 pub fn summarise(
     arm: usize,
     label: &str,
     tokens: u64,
-    evidence: &Evidence,
+    items: Vec<ItemRow>,
+    benchmarks: &Benchmarks,
     scores: &[TidyRow],
 ) -> Vec<SizeRow> {
+    let seeds_in = |model: &str| -> BTreeSet<u64> {
+        (items.iter())
+            .filter(|i| i.model == model)
+            .filter_map(|i| i.seed)
+            .collect()
+    };
+    let reference_seeds = seeds_in(REFERENCE.0);
+    // Each model with the reference, on the seeds both have.
+    let paired = |model: &str| -> (Evidence, usize) {
+        let common: BTreeSet<u64> = seeds_in(model)
+            .intersection(&reference_seeds)
+            .copied()
+            .collect();
+        let rows = (items.iter())
+            .filter(|i| i.model == model || i.model == REFERENCE.0)
+            .filter(|i| i.seed.is_some_and(|s| common.contains(&s)))
+            .cloned()
+            .collect();
+        (super::evidence::from_rows(rows, benchmarks), common.len())
+    };
+    let evidence = super::evidence::from_rows(items.clone(), benchmarks);
     let row = |model: &str, rep: &str, benchmark: &str, quantity: &str| SizeRow {
         arm,
         label: label.into(),
@@ -210,16 +244,6 @@ pub fn summarise(
         (r.value, r.lo, r.hi, r.seeds, r.items) = (iv.estimate, iv.lo, iv.hi, seeds, items);
         r
     };
-    let seeds_of = |model: &str| {
-        let mut s: Vec<u64> = scores
-            .iter()
-            .filter(|r| r.model == model)
-            .filter_map(|r| r.seed)
-            .collect();
-        s.sort();
-        s.dedup();
-        s.len()
-    };
     let reference = Rep::new(REFERENCE.0, REFERENCE.1, None);
     // The arm itself, so that an arm with nothing measured yet still has its column.
     let mut rows = vec![SizeRow {
@@ -232,25 +256,25 @@ pub fn summarise(
     read.push(REFERENCE);
     for (model, representation) in read {
         let rep = Rep::new(model, representation, None);
+        let (with_reference, common) = paired(model);
         for bench in BENCHMARKS {
             let Some(score) = evidence.score(&rep, bench, Half::All) else {
                 continue;
             };
-            let n = seeds_of(model);
             rows.push(with(
                 row(model, representation, bench, "spearman"),
                 &score.interval,
-                n,
+                seeds_in(model).len(),
                 score.items,
             ));
             if (model, representation) == REFERENCE {
                 continue;
             }
-            if let Some(d) = evidence.difference(&rep, &reference, bench, Half::All) {
+            if let Some(d) = with_reference.difference(&rep, &reference, bench, Half::All) {
                 rows.push(with(
                     row(model, representation, bench, "spearman_minus_untrained"),
                     &d.diff,
-                    n,
+                    common,
                     d.a.items,
                 ));
             }
@@ -272,6 +296,7 @@ pub fn summarise(
             ));
         }
     }
+    rows.retain(|r| r.value.is_finite() && r.lo.is_finite() && r.hi.is_finite());
     rows
 }
 
@@ -327,7 +352,7 @@ pub fn section(rows: &[SizeRow]) -> String {
         .collect();
     let _ = writeln!(
         w,
-        "The same models on nested prefixes of the corpus ({}), each trained for the same 5 epochs (so a smaller corpus also means fewer steps), each prefix with its own vocabulary. Spearman's rho with human judgments, seed mean [95% interval over pairs and seeds], and trained minus the untrained model of the same size on the pairs both answer; (n) pairs answered, which differ between sizes as the vocabulary does. An embedding tracks human judgments from the smallest corpus whose difference lies above 0 there and at every larger one.\n",
+        "The same models on nested prefixes of the corpus ({}), each trained for the same number of epochs (so a smaller corpus also means fewer steps), each prefix with its own vocabulary. Spearman's rho with human judgments, seed mean [95% interval over pairs and seeds], and trained minus the untrained model of the same size and seed on the pairs both answer; (n) pairs answered, which differ between sizes as the vocabulary does. An embedding tracks human judgments from the smallest corpus whose difference lies above 0 there and at every larger one.\n",
         names.join(", ")
     );
     let fmt = |r: &SizeRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
@@ -374,7 +399,7 @@ pub fn section(rows: &[SizeRow]) -> String {
                 });
                 match tracks_from(rows, model, rep, bench) {
                     Some(a) => arms[a].1.clone(),
-                    None if measured => "at no size measured".into(),
+                    None if measured => "at none of the sizes".into(),
                     None => "(not every size measured)".into(),
                 }
             };
@@ -414,11 +439,10 @@ pub fn read_summary(out: &Path) -> anyhow::Result<Option<Vec<SizeRow>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::ItemRow;
 
     /// Planted outcomes: at the small arm the masked LM's cosines are noise, at the large arm
     /// they follow the human scores; the untrained model's are noise at both.
-    fn arm_rows(follows: bool, seeds: &[u64]) -> (Evidence, Vec<TidyRow>) {
+    fn arm_rows(follows: bool, seeds: &[u64]) -> (Vec<ItemRow>, Vec<TidyRow>) {
         let benchmarks = super::super::eval::benchmarks(&[]).unwrap();
         let ws = benchmarks
             .similarity
@@ -476,19 +500,17 @@ mod tests {
                 });
             }
         }
-        (
-            super::super::evidence::from_rows(items, &benchmarks),
-            scores,
-        )
+        (items, scores)
     }
 
     #[test]
     fn an_embedding_tracks_judgments_from_the_size_where_it_beats_the_untrained_model() {
         let seeds = [1, 2, 3];
-        let (small_ev, small_scores) = arm_rows(false, &seeds);
-        let (large_ev, large_scores) = arm_rows(true, &seeds);
-        let mut rows = summarise(0, "a quarter", 1000, &small_ev, &small_scores);
-        rows.extend(summarise(1, "all", 4000, &large_ev, &large_scores));
+        let benchmarks = super::super::eval::benchmarks(&[]).unwrap();
+        let (small, small_scores) = arm_rows(false, &seeds);
+        let (large, large_scores) = arm_rows(true, &seeds);
+        let mut rows = summarise(0, "a quarter", 1000, small, &benchmarks, &small_scores);
+        rows.extend(summarise(1, "all", 4000, large, &benchmarks, &large_scores));
         let at = |arm: usize, model: &str, q: &str| {
             rows.iter()
                 .find(|r| {
@@ -547,6 +569,51 @@ mod tests {
         );
         assert!(text.contains("| all |\n"), "{text}");
         assert!(text.contains("(the reference)"), "{text}");
+    }
+
+    #[test]
+    fn the_difference_pairs_each_seed_with_its_own_untrained_model() {
+        // The masked LM at seeds 1-3, the untrained model at seeds 2-4: the score rests on
+        // 3 seeds, the difference on the 2 both have, never on seed 1 against seed 4.
+        let benchmarks = super::super::eval::benchmarks(&[]).unwrap();
+        let (mut items, scores) = arm_rows(true, &[1, 2, 3, 4]);
+        items.retain(|i| match i.model.as_str() {
+            "transformer-mlm" => i.seed != Some(4),
+            _ => i.seed != Some(1),
+        });
+        let rows = summarise(0, "all", 4000, items.clone(), &benchmarks, &scores);
+        let get = |q: &str| {
+            rows.iter()
+                .find(|r| r.model == "transformer-mlm" && r.quantity == q)
+                .unwrap()
+        };
+        assert_eq!(get("spearman").seeds, 3);
+        let d = get("spearman_minus_untrained");
+        assert_eq!(d.seeds, 2);
+        // By hand from the same outcomes restricted to seeds 2 and 3.
+        let two: Vec<ItemRow> = (items.into_iter())
+            .filter(|i| matches!(i.seed, Some(2 | 3)))
+            .collect();
+        let ev = super::super::evidence::from_rows(two, &benchmarks);
+        let want = ev
+            .difference(
+                &Rep::new("transformer-mlm", "embedding", None),
+                &Rep::new(REFERENCE.0, REFERENCE.1, None),
+                "WS-353-ALL",
+                Half::All,
+            )
+            .unwrap();
+        assert_eq!(
+            (d.value, d.lo, d.hi),
+            (want.diff.estimate, want.diff.lo, want.diff.hi)
+        );
+        // One seed of the untrained model: no interval, so no row rather than a NaN.
+        let (mut items, scores) = arm_rows(true, &[1, 2]);
+        items.retain(|i| i.model == "transformer-mlm" || i.seed == Some(1));
+        let rows = summarise(0, "all", 4000, items, &benchmarks, &scores);
+        assert!(rows
+            .iter()
+            .all(|r| r.value.is_finite() && r.lo.is_finite() && r.hi.is_finite()));
     }
 
     #[test]

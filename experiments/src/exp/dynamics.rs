@@ -101,6 +101,22 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let dir = study.out.join("dynamics");
     output::write_csv(&dir.join("dynamics.csv"), &rows)?;
+    // Each answer's curve with intervals, from the snapshots' per-item outcomes.
+    let mut snapshot_items = Vec::new();
+    for &id in &ids {
+        for &seed in &study.cfg.seeds {
+            let path = study.dynamics_items_path(id, seed, pooled);
+            if crate::kept::exists(&path)? {
+                snapshot_items.extend(crate::kept::read_csv::<super::study::SnapshotItemRow>(
+                    &path,
+                )?);
+            }
+        }
+    }
+    output::write_csv(
+        &dir.join("budget.csv"),
+        &super::budget::rows(snapshot_items, &study.benchmarks),
+    )?;
     // The held-out loss figure draws each objective's context-free level beside the curves.
     let levels = [
         ("masked LM, context-free level", Objective::Mlm),

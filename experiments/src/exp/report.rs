@@ -844,7 +844,7 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
             if sf.len() >= 2 && st.len() >= 2 {
                 let _ = writeln!(
                     w,
-                    "- input embedding's per-coordinate standard deviation over the words: frozen {} (a random table drawn at the config's `frozen_embedding_std`), trained {}",
+                    "- input embedding's per-coordinate standard deviation over the words: frozen {} (its random table), trained {}",
                     fmt_iv(&seed_mean(&sf)),
                     fmt_iv(&seed_mean(&st))
                 );
@@ -1817,6 +1817,10 @@ pub fn write(out: &Path, cast: Cast) -> anyhow::Result<()> {
     let mut body = findings(&src);
     pretrained_section(&mut body, out)?;
     forms_section(&mut body, out)?;
+    // Each answer along the budget, once `--exp dynamics` has written its curves.
+    if let Some(rows) = super::budget::read(out)? {
+        body.push_str(&super::budget::section(&rows));
+    }
     // The corpus-size answers, once `--exp corpus-size` has read its arms.
     if let Some(rows) = super::corpus_size::read_summary(out)? {
         body.push_str(&super::corpus_size::section(&rows));
@@ -2450,7 +2454,7 @@ mod tests {
         let with_every_gain = src.rows.clone();
         let md = findings(&src);
         assert!(
-            md.contains("- input embedding's per-coordinate standard deviation over the words: frozen 0.060 [0.060, 0.060] (a random table drawn at the config's `frozen_embedding_std`), trained 0.060 [0.055, 0.065]\n"),
+            md.contains("- input embedding's per-coordinate standard deviation over the words: frozen 0.060 [0.060, 0.060] (its random table), trained 0.060 [0.055, 0.065]\n"),
             "{md}"
         );
         assert!(
@@ -2512,11 +2516,46 @@ mod tests {
                 ..r
             }));
         }
-        let src = sources_with(Experiment::Objective, rows);
+        // The untied control, where a config trains it: its z and gap read beside the untied
+        // masked LM's (z 20, 21, 22 against 18 each time: 3.000 [0.516, 5.484]; gaps 0.10
+        // each against 0.05: 0.050 [0.050, 0.050]).
+        for (m, z, g) in [
+            (ModelId::MlmUntied, [20.0, 21.0, 22.0], 0.10),
+            (ModelId::NoAttentionUntied, [18.0, 18.0, 18.0], 0.05),
+        ] {
+            for (seed, z) in (1..).zip(z) {
+                let t = TidyRow::template(exp, m.name(), "embedding");
+                let values = [
+                    ("z_collocated", z),
+                    ("collocated_cosine", 0.5 + g),
+                    ("matched_cosine", 0.5),
+                ];
+                rows.extend(t.measures("collocation", 400, &values).map(|r| TidyRow {
+                    seed: Some(seed),
+                    ..r
+                }));
+            }
+        }
+        let mut src = sources_with(Experiment::Objective, rows);
+        src.cast.no_attention_untied = Some(ModelId::NoAttentionUntied);
         let md = findings(&src);
+        let (u, c) = (
+            ModelId::MlmUntied.label(),
+            ModelId::NoAttentionUntied.label(),
+        );
         assert!(
             md.contains(&format!(
-                "(t interval over seeds), of each model's embedding matrix (word2vec: its vectors) unless named: MLM 0.310 [0.285, 0.335]; {} 0.200 [0.200, 0.200]; {} output matrix 0.100 [0.100, 0.100]\n",
+                "- embedding matrix, {u} - {c}: 3.000 [0.516, 5.484]: {u} higher"
+            )),
+            "{md}"
+        );
+        assert!(
+            md.contains(&format!("- effect size, embedding matrix, {u} - {c}: cosine gap 0.050 [0.050, 0.050]: {u} higher")),
+            "{md}"
+        );
+        assert!(
+            md.contains(&format!(
+                "(t interval over seeds), of each model's embedding matrix (word2vec: its vectors) unless named: MLM 0.310 [0.285, 0.335]; {} 0.200 [0.200, 0.200]; {u} 0.100 [0.100, 0.100]; {} output matrix 0.100 [0.100, 0.100]; {c} 0.050 [0.050, 0.050]\n",
                 clm.label(),
                 ModelId::MlmUntied.label()
             )),
