@@ -229,7 +229,7 @@ pub fn train(
         final_loss: last_loss / last_n.max(1) as f64,
         peak_rss_bytes: u.peak_rss_bytes,
     };
-    debug_assert!(
+    assert!(
         (input.chunks_exact(stride)).all(|row| row[dim..].iter().all(|&x| x == 0.0)),
         "the padding stays zero"
     );

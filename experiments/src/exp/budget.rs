@@ -9,7 +9,10 @@
 //!
 //! Only the points every seed of a model reached are read: a run the plateau rule stopped early
 //! has fewer snapshots, and a mean over the seeds that got there would move for that reason
-//! alone. word2vec's points are its runs at each snapshot's token count.
+//! alone; "the last point" is then the last snapshot all seeds share, not each seed's final
+//! model. The change is taken from the first point at or past half the last point's tokens.
+//! word2vec's points are its runs at each snapshot's token count. A table with fewer than two
+//! seeds gets no row: with one seed an interval cannot carry seed-to-seed variation.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -33,7 +36,8 @@ pub struct BudgetRow {
     pub representation: String,
     pub benchmark: String,
     /// `score` (Spearman's rho, or 3CosAdd accuracy, at `tokens_seen`), or `change` (the score
-    /// at `tokens_seen`, the last point, minus the score at `from_tokens`).
+    /// at `tokens_seen`, the last point every seed reached, minus the score at `from_tokens`,
+    /// the first point at or past half of it).
     pub quantity: String,
     pub tokens_seen: u64,
     pub from_tokens: u64,
@@ -88,6 +92,9 @@ pub fn rows(snapshots: Vec<SnapshotItemRow>, benchmarks: &Benchmarks) -> Vec<Bud
     let mut out = Vec::new();
     for ((model, representation, benchmark), by_tokens) in &points {
         let seeds: BTreeSet<u64> = by_tokens.values().flatten().copied().collect();
+        if seeds.len() < 2 {
+            continue;
+        }
         let full: Vec<u64> = (by_tokens.iter())
             .filter(|(_, s)| **s == seeds)
             .map(|(t, _)| *t)
@@ -112,9 +119,7 @@ pub fn rows(snapshots: Vec<SnapshotItemRow>, benchmarks: &Benchmarks) -> Vec<Bud
             }
         }
         if let [.., last] = full[..] {
-            let half = (full.iter().copied())
-                .filter(|&t| t < last)
-                .min_by_key(|&t| t.abs_diff(last / 2));
+            let half = (full.iter().copied()).find(|&t| 2 * t >= last && t < last);
             if let Some(half) = half {
                 if let Some(d) = evidence.difference(&rep(last), &rep(half), benchmark, Half::All) {
                     out.push(row("change", last, half, &d.diff, d.a.items));
@@ -131,7 +136,7 @@ pub fn read(out: &Path) -> anyhow::Result<Option<Vec<BudgetRow>>> {
     if !path.is_file() {
         return Ok(None);
     }
-    Ok(Some(crate::kept::read_csv(&path)?))
+    Ok(Some(crate::output::read_csv(&path)?))
 }
 
 /// Tokens as the report writes them: `2.1M`, `262k`.
@@ -151,13 +156,13 @@ pub fn section(rows: &[BudgetRow]) -> String {
     if rows.is_empty() {
         let _ = writeln!(
             w,
-            "_No snapshot outcomes kept yet: `--exp dynamics` writes them._\n"
+            "_No model's snapshots have per-item outcomes kept (models measured before they were kept have none)._\n"
         );
         return w;
     }
     let _ = writeln!(
         w,
-        "Each table scored at every snapshot every seed reached, under one recipe (seed mean [95% interval over items and seeds]; word2vec trained to each snapshot's token count), and the change from about half the budget to the end on the same items and seeds, with its own interval: an answer that still moves says so there.\n"
+        "Each table scored at every snapshot every seed reached, under one recipe (seed mean [95% interval over items and seeds]; word2vec trained to each snapshot's token count), and the last such point minus the first at or past half its tokens, on the same items and seeds, with its own interval: where it excludes 0 the answer was still moving over that stretch.\n"
     );
     let fmt = |r: &BudgetRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
     for bench in BENCHMARKS {
@@ -190,12 +195,13 @@ pub fn section(rows: &[BudgetRow]) -> String {
             let seeds = mine.first().map_or(0, |r| r.seeds);
             let change = match mine.iter().find(|r| r.quantity == "change") {
                 Some(c) => {
+                    let (end, from) = (tokens(c.tokens_seen), tokens(c.from_tokens));
                     let verdict = if c.lo > 0.0 {
-                        "still rising"
+                        format!("higher at {end} than at {from}")
                     } else if c.hi < 0.0 {
-                        "falling"
+                        format!("lower at {end} than at {from}")
                     } else {
-                        "no change shown"
+                        "no change shown".to_string()
                     };
                     format!(
                         "; {} - {}: {:+.3} [{:+.3}, {:+.3}], {verdict}",
@@ -265,6 +271,10 @@ mod tests {
         let mut other = snaps[0].clone();
         other.benchmark = "MC-30".into();
         snaps.push(other);
+        let snaps_of_seed_one: Vec<SnapshotItemRow> = (snaps.iter())
+            .filter(|s| s.seed == Some(1))
+            .cloned()
+            .collect();
         let rows = rows(snaps, &benchmarks);
         let scores: Vec<&BudgetRow> = rows.iter().filter(|r| r.quantity == "score").collect();
         assert_eq!(
@@ -294,11 +304,36 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("4k - 2k: +"), "{text}");
-        assert!(text.contains("still rising"), "{text}");
+        assert!(text.contains("higher at 4k than at 2k"), "{text}");
+        // One seed: no row (its interval could not carry seed-to-seed variation).
+        assert!(super::rows(snaps_of_seed_one, &benchmarks).is_empty());
     }
 
     #[test]
-    fn nothing_kept_says_where_it_comes_from() {
-        assert!(section(&[]).contains("--exp dynamics"));
+    fn nothing_kept_says_so() {
+        assert!(section(&[]).contains("No model's snapshots have per-item outcomes kept"));
+    }
+
+    /// What `--exp dynamics` writes, the report reads back (a plain CSV: no manifest beside it).
+    #[test]
+    fn the_written_file_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read(dir.path()).unwrap(), None);
+        let row = BudgetRow {
+            model: "transformer-mlm".into(),
+            representation: "embedding".into(),
+            benchmark: "WS-353-ALL".into(),
+            quantity: "score".into(),
+            tokens_seen: 1000,
+            from_tokens: 1000,
+            value: 0.25,
+            lo: 0.2,
+            hi: 0.3,
+            seeds: 3,
+            items: 353,
+        };
+        let path = dir.path().join("dynamics").join("budget.csv");
+        crate::output::write_csv(&path, std::slice::from_ref(&row)).unwrap();
+        assert_eq!(read(dir.path()).unwrap(), Some(vec![row]));
     }
 }

@@ -123,7 +123,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let arm_name = format!("{}: arm {:?}", path.display(), arm.label);
         let mut cfg = super::settings::load_config(&arm_args, "corpus-size")
             .with_context(|| arm_name.clone())?;
-        if !plan.seeds.is_empty() {
+        // `--seed` names one seed for every arm; otherwise the plan's.
+        if args.seed.is_none() && !plan.seeds.is_empty() {
             cfg.seeds = plan.seeds.clone();
         }
         let study = Study::load(&arm_args, cfg).with_context(|| arm_name.clone())?;
@@ -195,8 +196,8 @@ fn kept(study: &Study) -> anyhow::Result<(Vec<ItemRow>, Vec<TidyRow>, usize)> {
 /// One arm's rows: each representation's score and its difference from the untrained
 /// embedding on every benchmark, and the masked LMs' gain at `[MASK]` (seed mean, t interval).
 /// The difference pairs each seed with the untrained model of the same seed (its
-/// initialisation), on the seeds both have; a row whose interval is not defined (one seed) is
-/// left out.
+/// initialisation), on the seeds both have. A score or difference resting on fewer than two
+/// seeds is left out: its interval could not carry seed-to-seed variation.
 pub fn summarise(
     arm: usize,
     label: &str,
@@ -257,6 +258,9 @@ pub fn summarise(
     for (model, representation) in read {
         let rep = Rep::new(model, representation, None);
         let (with_reference, common) = paired(model);
+        if seeds_in(model).len() < 2 {
+            continue;
+        }
         for bench in BENCHMARKS {
             let Some(score) = evidence.score(&rep, bench, Half::All) else {
                 continue;
@@ -268,6 +272,9 @@ pub fn summarise(
                 score.items,
             ));
             if (model, representation) == REFERENCE {
+                continue;
+            }
+            if common < 2 {
                 continue;
             }
             if let Some(d) = with_reference.difference(&rep, &reference, bench, Half::All) {
@@ -397,9 +404,13 @@ pub fn section(rows: &[SizeRow]) -> String {
                 let measured = arms.iter().all(|(arm, _, _)| {
                     get(*arm, model, rep, bench, "spearman_minus_untrained").is_some()
                 });
+                let reference = arms.iter().all(|(arm, _, _)| {
+                    get(*arm, REFERENCE.0, REFERENCE.1, bench, "spearman").is_some()
+                });
                 match tracks_from(rows, model, rep, bench) {
                     Some(a) => arms[a].1.clone(),
                     None if measured => "at none of the sizes".into(),
+                    None if !reference => "(the untrained model not measured at every size)".into(),
                     None => "(not every size measured)".into(),
                 }
             };
@@ -433,7 +444,7 @@ pub fn read_summary(out: &Path) -> anyhow::Result<Option<Vec<SizeRow>>> {
     if !path.is_file() {
         return Ok(None);
     }
-    Ok(Some(crate::kept::read_csv(&path)?))
+    Ok(Some(crate::output::read_csv(&path)?))
 }
 
 #[cfg(test)]
@@ -607,13 +618,15 @@ mod tests {
             (d.value, d.lo, d.hi),
             (want.diff.estimate, want.diff.lo, want.diff.hi)
         );
-        // One seed of the untrained model: no interval, so no row rather than a NaN.
+        // One seed of the untrained model: the masked LM's score stays, but neither the
+        // reference's score nor the difference gets a row (one seed cannot show seed variation).
         let (mut items, scores) = arm_rows(true, &[1, 2]);
         items.retain(|i| i.model == "transformer-mlm" || i.seed == Some(1));
         let rows = summarise(0, "all", 4000, items, &benchmarks, &scores);
-        assert!(rows
-            .iter()
-            .all(|r| r.value.is_finite() && r.lo.is_finite() && r.hi.is_finite()));
+        let has = |model: &str, q: &str| rows.iter().any(|r| r.model == model && r.quantity == q);
+        assert!(has("transformer-mlm", "spearman"));
+        assert!(!has("transformer-mlm", "spearman_minus_untrained"));
+        assert!(!has(REFERENCE.0, "spearman"));
     }
 
     #[test]

@@ -102,16 +102,29 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let dir = study.out.join("dynamics");
     output::write_csv(&dir.join("dynamics.csv"), &rows)?;
     // Each answer's curve with intervals, from the snapshots' per-item outcomes.
+    // Models measured before snapshot outcomes were kept have none, and are named.
     let mut snapshot_items = Vec::new();
+    let mut without = Vec::new();
     for &id in &ids {
         for &seed in &study.cfg.seeds {
             let path = study.dynamics_items_path(id, seed, pooled);
             if crate::kept::exists(&path)? {
-                snapshot_items.extend(crate::kept::read_csv::<super::study::SnapshotItemRow>(
-                    &path,
-                )?);
+                // Only the tables the curves read: the files also hold every other benchmark.
+                snapshot_items.extend(
+                    crate::kept::read_csv::<super::study::SnapshotItemRow>(&path)?
+                        .into_iter()
+                        .filter(|r| super::budget::BENCHMARKS.contains(&r.benchmark.as_str())),
+                );
+            } else {
+                without.push(format!("{} seed {seed}", id.name()));
             }
         }
+    }
+    if !without.is_empty() {
+        println!(
+            "answers along the budget: no per-item snapshot outcomes kept for {}",
+            without.join(", ")
+        );
     }
     output::write_csv(
         &dir.join("budget.csv"),
