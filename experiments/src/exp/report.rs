@@ -499,6 +499,11 @@ fn analogy_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 }
             }
             reps.extend(src.cast.untied_models().into_iter().map(embedding_of));
+            // An untied model's output matrix is a table of its own (a tied head's embedding
+            // is both), read beside its input embedding.
+            let output_of =
+                |m: ModelId| fixed(&format!("{} output matrix", m.label()), m.name(), "lm_head");
+            reps.extend(src.cast.untied_models().into_iter().map(output_of));
             // Linzen's (2016) baselines on the same questions and rows: b's nearest neighbour
             // (only-b), and b + c's (ignore-a). A score no higher than its baseline is
             // neighbourhood, not an offset.
@@ -576,6 +581,11 @@ fn analogy_section(w: &mut String, src: &Sources, ev: &Evidence) {
             for (x, y) in objective_pairs(src) {
                 let (x, y) = (embedding_of(x), embedding_of(y));
                 if let Some(line) = comparison(ev, &x, &y, ANALOGY) {
+                    let _ = writeln!(w, "- {line}");
+                }
+            }
+            for m in src.cast.untied_models() {
+                if let Some(line) = comparison(ev, &output_of(m), &embedding_of(m), ANALOGY) {
                     let _ = writeln!(w, "- {line}");
                 }
             }
@@ -2482,6 +2492,64 @@ mod tests {
         assert!(
             md.contains("per seed: frozen +0.021 [+0.012, +0.030], +0.004 [-0.003, +0.011], -0.010 [-0.018, -0.002]; trained +1.100 [+1.050, +1.150], +1.000 [+0.950, +1.050], +0.900 [+0.850, +0.950]. Seeds whose interval lies above 0: frozen 1 of 3, trained 3 of 3; Fisher's exact p = 0.40"),
             "{md}"
+        );
+    }
+
+    /// An untied model's output matrix gets its own analogy row and is read against its input
+    /// embedding: planted outcomes, every 5th question right in the output matrix and every
+    /// 10th in the input embedding, the same at each of 3 seeds: 0.2 against 0.1.
+    #[test]
+    fn the_analogy_table_reads_an_untied_output_matrix_beside_its_input_embedding() {
+        let benchmarks = super::super::eval::benchmarks(&[]).unwrap();
+        let n: usize = benchmarks
+            .analogy
+            .iter()
+            .find(|s| s.name == ANALOGY)
+            .unwrap()
+            .sections
+            .iter()
+            .map(|s| s.questions.len())
+            .sum();
+        let untied = ModelId::MlmUntied;
+        let mut items = Vec::new();
+        for seed in 1..=3 {
+            for (rep, every) in [("embedding", 10), ("lm_head", 5)] {
+                let outcomes: Vec<Option<bool>> = (0..n).map(|i| Some(i % every == 0)).collect();
+                items.push(crate::output::ItemRow {
+                    model: untied.name().into(),
+                    representation: rep.into(),
+                    layer: None,
+                    benchmark: ANALOGY.into(),
+                    kind: "3CosAdd".into(),
+                    seed: Some(seed),
+                    values: output::encode_outcomes(&outcomes),
+                });
+            }
+        }
+        let exp = name(Experiment::Analogy);
+        let chance: Vec<TidyRow> = TidyRow::template(exp, ModelId::Sgns.name(), "static")
+            .measures(ANALOGY_TOTAL, n, &[("3CosAdd_chance", 0.00004)])
+            .collect();
+        let mut src = sources_with(Experiment::Analogy, chance);
+        src.evidence = Some(crate::exp::evidence::from_rows(items, &benchmarks));
+        let mut md = String::new();
+        analogy_section(&mut md, &src, src.evidence.as_ref().unwrap());
+        let l = untied.label();
+        let row = |what: &str, v: &str| format!("| {l} {what} | {v} [");
+        assert!(md.contains(&row("output matrix", "0.200")), "{md}");
+        assert!(md.contains(&row("embedding matrix", "0.100")), "{md}");
+        let line = md
+            .lines()
+            .find(|x| x.starts_with(&format!("- {l} output matrix 0.200 [")))
+            .unwrap_or_else(|| panic!("{md}"));
+        assert!(
+            line.contains(&format!("vs {l} embedding matrix 0.100 ["))
+                && line.contains(&format!("on the same {n} items: difference 0.100 [")),
+            "{line}"
+        );
+        assert!(
+            line.contains(&format!("{l} output matrix higher")),
+            "{line}"
         );
     }
 
