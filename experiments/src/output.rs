@@ -93,6 +93,13 @@ pub struct ItemRow {
     pub values: String,
 }
 
+/// Whether an item row of `kind` holds cosines (a similarity pair's, `cosine`; a collocated
+/// or frequency-matched word pair's, `collocated` and `matched` under benchmark `collocation`)
+/// rather than analogy outcomes.
+pub fn holds_cosines(kind: &str) -> bool {
+    matches!(kind, "cosine" | "collocated" | "matched")
+}
+
 /// Analogy outcomes as one character per question: `1` right, `0` wrong, `.` skipped (OOV).
 pub fn encode_outcomes(outcomes: &[Option<bool>]) -> String {
     outcomes
@@ -196,7 +203,7 @@ pub fn read_items(path: &Path) -> anyhow::Result<Vec<ItemRow>> {
 /// Item rows read from `path`, each one's values checked to decode.
 pub fn check_items(path: &Path, rows: Vec<ItemRow>) -> anyhow::Result<Vec<ItemRow>> {
     for row in &rows {
-        let check = if row.kind == "cosine" {
+        let check = if holds_cosines(&row.kind) {
             decode_cosines(&row.values).map(|_| ())
         } else {
             decode_outcomes(&row.values).map(|_| ())

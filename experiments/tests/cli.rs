@@ -821,11 +821,44 @@ fn dynamics_quick_measures_snapshots_at_matched_token_counts() {
             &mut text,
         )
         .unwrap();
+        assert!(
+            !text.contains(",collocation,"),
+            "{prefix}: snapshots keep no pairs"
+        );
         let mut lines = text.lines();
         assert_eq!(
             lines.next().unwrap(),
             "step,tokens_seen,model,representation,layer,benchmark,kind,seed,values"
         );
+        // The final model's items: each collocated and frequency-matched pair's cosine, for
+        // the tables whose gap the report states (the embedding, word2vec's vectors), one
+        // value per pair of the scores' pair count.
+        let full = names.iter().find(|n| n.starts_with("items-")).unwrap();
+        let mut kept = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::GzDecoder::new(std::fs::File::open(dir.join(full)).unwrap()),
+            &mut kept,
+        )
+        .unwrap();
+        let table = if prefix == "word2vec-sgns-seed1-" {
+            "static"
+        } else {
+            "embedding"
+        };
+        for kind in ["collocated", "matched"] {
+            let rows: Vec<&str> = kept
+                .lines()
+                .filter(|l| l.contains(&format!(",collocation,{kind},")))
+                .collect();
+            assert_eq!(rows.len(), 1, "{prefix} {kind}: {rows:?}");
+            assert!(
+                rows[0].contains(&format!(",{table},,collocation,")),
+                "{}",
+                rows[0]
+            );
+            let values = rows[0].rsplit(',').next().unwrap().split(' ').count();
+            assert!(values > 10, "{prefix} {kind}: {values} pairs");
+        }
         if prefix == "mlm-seed1-" {
             let steps: std::collections::BTreeSet<&str> = lines
                 .filter(|l| l.contains(",embedding,,WS-353-ALL,cosine,"))

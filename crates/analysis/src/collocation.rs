@@ -213,6 +213,26 @@ fn pair_cosines(vectors: &WordVectors, ps: &[(String, String)]) -> Vec<f64> {
         .collect()
 }
 
+/// Each collocated pair's cosine and each frequency-matched pair's, in the order of
+/// `pairs.pairs` and `pairs.matched` (`None` where a word is not in the table): what is kept
+/// per item, so that the gap's interval can carry the pairs as well as the seeds
+/// ([`crate::evidence::Evidence::collocation_gap`]).
+pub fn pair_cosine_items(
+    vectors: &WordVectors,
+    pairs: &CollocationPairs,
+) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
+    let index = vectors.index();
+    let cosines = |ps: &[(String, String)]| {
+        ps.iter()
+            .map(|(a, b)| {
+                let (i, j) = (index.get(a.as_str())?, index.get(b.as_str())?);
+                Some(cosine(vectors.row(*i), vectors.row(*j)))
+            })
+            .collect()
+    };
+    (cosines(&pairs.pairs), cosines(&pairs.matched))
+}
+
 pub fn collocation_score(vectors: &WordVectors, pairs: &CollocationPairs) -> CollocationScore {
     let cosines = |ps: &[(String, String)]| pair_cosines(vectors, ps);
     let mean = |xs: &[f64]| {
@@ -518,6 +538,14 @@ mod tests {
             "{g:?}"
         );
         assert_eq!((g.collocated_pairs, g.shared_pairs), (50, 10));
+        // The cosines kept per pair, in order, an out-of-table word as None.
+        let mut with_oov = pairs.clone();
+        with_oov.matched.push(("m0a".into(), "nowhere".into()));
+        let (c, m) = pair_cosine_items(&v, &with_oov);
+        assert_eq!((c.len(), m.len()), (50, 51));
+        assert!((c[0].unwrap() - 1.0).abs() < 1e-6 && c[1].unwrap().abs() < 1e-6);
+        assert!((m[0].unwrap() - 0.7).abs() < 1e-6 && (m[1].unwrap() - 0.1).abs() < 1e-6);
+        assert_eq!(m[50], None);
         // No controls: no gap.
         let none = CollocationPairs {
             matched: vec![],

@@ -16,6 +16,8 @@
 //!   and `i` ([`half_of`]), the same for every model and seed.
 //! * A similarity score stands beside its chance band: Spearman's rho of the same cosines
 //!   permuted against the human scores, for exactly the pairs used.
+//! * The collocation effect size (collocated minus frequency-matched pairs' mean cosine) gets
+//!   the same interval, its word pairs resampled ([`Evidence::collocation_gap`]).
 //! * Quantities measured once per seed with no items behind them (held-out loss, collocation
 //!   z-scores, contextuality excesses) get a Welch t interval over seeds ([`seed_difference`]):
 //!   with 3 seeds it is wide, and says so.
@@ -32,6 +34,11 @@ use crate::{AnalogySet, SimilaritySet};
 /// percent between resampling seeds; every interval is seeded, so a report is reproducible.
 pub const RESAMPLES: usize = 2_000;
 const LEVEL: f64 = 0.95;
+
+/// The benchmark names under which a table's collocated pairs' cosines, and their
+/// frequency-matched pairs', are kept ([`Evidence::collocation_gap`]).
+pub const COLLOCATED: &str = "collocation/collocated";
+pub const MATCHED: &str = "collocation/matched";
 
 /// Which items a statistic is computed on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -295,6 +302,84 @@ impl Evidence {
         })
     }
 
+    /// Collocated minus frequency-matched pairs' mean cosine (the effect size of co-occurrence
+    /// on a table, [`crate::collocation`]) of `a`, or its difference from `b` on the same pairs,
+    /// as the seed mean with an item-and-seed interval: the pairs of both groups resampled
+    /// together (a two-sample bootstrap whose group sizes vary a little between draws; pairs
+    /// share words, which the draws ignore) and the seeds' spread at the seed count's degrees
+    /// of freedom, as for every other score. The cosines are kept under [`COLLOCATED`] and
+    /// [`MATCHED`]; only pairs present for every seed of every table count. `None` when either
+    /// group is missing, empty, or the two tables were not trained with the same seeds.
+    pub fn collocation_gap(&self, a: &Rep, b: Option<&Rep>) -> Option<Estimate> {
+        let reps: Vec<&Rep> = std::iter::once(a).chain(b).collect();
+        let mut seeds: Option<Vec<u64>> = None;
+        let mut present = |group: &str| -> Option<Vec<usize>> {
+            let sets: Vec<&BTreeMap<u64, Values>> = reps
+                .iter()
+                .map(|r| self.seeds(r, group))
+                .collect::<Option<_>>()?;
+            for s in &sets {
+                let ids: Vec<u64> = s.keys().copied().collect();
+                match &seeds {
+                    Some(first) if *first != ids => return None,
+                    _ => seeds = Some(ids),
+                }
+            }
+            let n = sets[0].values().next()?.len();
+            let items: Vec<usize> = (0..n)
+                .filter(|&i| sets.iter().all(|s| s.values().all(|v| v.present(i))))
+                .collect();
+            (!items.is_empty()).then_some(items)
+        };
+        let (collocated, matched) = (present(COLLOCATED)?, present(MATCHED)?);
+        let n_c = collocated.len();
+        // Each seed's cosines, collocated pairs first: item i < n_c is collocated.
+        let data = |rep: &Rep| -> Vec<Vec<f64>> {
+            let cos =
+                |group: &str, seed: u64, i: usize| match &self.seeds(rep, group).unwrap()[&seed] {
+                    Values::Cosines(c) => c[i].unwrap_or(f64::NAN),
+                    Values::Outcomes(_) => f64::NAN,
+                };
+            self.seeds(rep, COLLOCATED)
+                .unwrap()
+                .keys()
+                .map(|&s| {
+                    let c = collocated.iter().map(|&i| cos(COLLOCATED, s, i));
+                    c.chain(matched.iter().map(|&i| cos(MATCHED, s, i)))
+                        .collect()
+                })
+                .collect()
+        };
+        let gap = |x: &Vec<f64>, items: &[usize]| {
+            let (mut sum, mut n) = ([0.0; 2], [0usize; 2]);
+            for &i in items {
+                let g = usize::from(i >= n_c);
+                sum[g] += x[i];
+                n[g] += 1;
+            }
+            if n[0] == 0 || n[1] == 0 {
+                return f64::NAN;
+            }
+            sum[0] / n[0] as f64 - sum[1] / n[1] as f64
+        };
+        let da = data(a);
+        let db = b.map(data);
+        let n = n_c + matched.len();
+        let seed = stream(a, b, "collocation", Half::All);
+        let interval = item_and_seed_interval(&da, db.as_deref(), n, None, gap, RESAMPLES, seed);
+        if !interval.estimate.is_finite() {
+            return None;
+        }
+        Some(Estimate {
+            interval: Interval {
+                lo: interval.lo.max(-2.0),
+                hi: interval.hi.min(2.0),
+                ..interval
+            },
+            items: n,
+        })
+    }
+
     /// The layer of (model, representation) with the best seed mean on the dev half.
     pub fn best_layer(&self, model: &str, representation: &str, benchmark: &str) -> Option<usize> {
         self.layers(model, representation, benchmark)
@@ -450,6 +535,98 @@ pub fn seed_mean(a: &[f64]) -> Interval {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn gap_evidence(seeds: &[(u64, Vec<f64>, Vec<f64>)], model: &str, ev: &mut Evidence) {
+        let some = |v: &Vec<f64>| Values::Cosines(v.iter().map(|&c| Some(c)).collect());
+        for (s, c, m) in seeds {
+            ev.insert(Rep::new(model, "embedding", None), COLLOCATED, *s, some(c));
+            ev.insert(Rep::new(model, "embedding", None), MATCHED, *s, some(m));
+        }
+    }
+
+    #[test]
+    fn a_collocation_gap_whose_seeds_disagree_and_pairs_agree_has_the_t_interval_over_seeds() {
+        // Every pair of a seed has the same cosine: resampling pairs moves nothing, and the
+        // interval is the t interval of the gaps 0.3, 0.4, 0.5 (sd 0.1, t(2) = 4.303).
+        let mut ev = Evidence::new(&[], &[]);
+        let seeds: Vec<(u64, Vec<f64>, Vec<f64>)> = [(1, 0.4), (2, 0.5), (3, 0.6)]
+            .iter()
+            .map(|&(s, c)| (s, vec![c; 50], vec![0.1; 40]))
+            .collect();
+        gap_evidence(&seeds, "m", &mut ev);
+        let e = ev
+            .collocation_gap(&Rep::new("m", "embedding", None), None)
+            .unwrap();
+        let half = 4.303 * 0.1 / 3f64.sqrt();
+        assert!((e.interval.estimate - 0.4).abs() < 1e-12, "{e:?}");
+        assert!((e.interval.hi - 0.4 - half).abs() < 1e-3, "{e:?}");
+        assert_eq!(e.items, 90);
+    }
+
+    #[test]
+    fn a_collocation_gap_of_one_seed_has_the_two_sample_standard_error_of_its_pairs() {
+        // Collocated cosines alternate 1 and 0 (mean 0.5, variance 0.25 over 1,000 pairs),
+        // matched ones are 0: the gap's standard error is sqrt(0.25 / 1000) = 0.0158, a 95%
+        // half-width of 0.031 (normal: one seed has no seed term).
+        let mut ev = Evidence::new(&[], &[]);
+        let c: Vec<f64> = (0..1000).map(|i| (i % 2) as f64).collect();
+        gap_evidence(&[(7, c, vec![0.0; 1000])], "m", &mut ev);
+        let e = ev
+            .collocation_gap(&Rep::new("m", "embedding", None), None)
+            .unwrap();
+        let half = e.interval.hi - e.interval.estimate;
+        assert!((e.interval.estimate - 0.5).abs() < 1e-12);
+        assert!((half - 1.96 * 0.0158).abs() < 0.004, "{e:?}");
+    }
+
+    #[test]
+    fn a_collocation_gap_difference_is_paired_by_pair_and_needs_the_same_seeds() {
+        // b's collocated pairs are a's less 0.1, pair by pair; matched pairs equal: the
+        // difference is 0.1 for every seed and every resample.
+        let mut ev = Evidence::new(&[], &[]);
+        let spread = |s: u64, shift: f64| -> Vec<f64> {
+            (0..300)
+                .map(|i| ((i * 37 + s as usize) % 100) as f64 / 100.0 - shift)
+                .collect()
+        };
+        let m: Vec<f64> = (0..200).map(|i| (i % 7) as f64 / 10.0).collect();
+        let a: Vec<_> = [1, 2]
+            .iter()
+            .map(|&s| (s, spread(s, 0.0), m.clone()))
+            .collect();
+        let b: Vec<_> = [1, 2]
+            .iter()
+            .map(|&s| (s, spread(s, 0.1), m.clone()))
+            .collect();
+        gap_evidence(&a, "a", &mut ev);
+        gap_evidence(&b, "b", &mut ev);
+        let (ra, rb) = (
+            Rep::new("a", "embedding", None),
+            Rep::new("b", "embedding", None),
+        );
+        let d = ev.collocation_gap(&ra, Some(&rb)).unwrap();
+        assert!((d.interval.estimate - 0.1).abs() < 1e-9, "{d:?}");
+        assert!(d.interval.hi - d.interval.lo < 1e-9, "{d:?}");
+        // Another seed set: no pairing, no difference.
+        let c: Vec<_> = [1, 3]
+            .iter()
+            .map(|&s| (s, spread(s, 0.0), m.clone()))
+            .collect();
+        gap_evidence(&c, "c", &mut ev);
+        assert!(ev
+            .collocation_gap(&ra, Some(&Rep::new("c", "embedding", None)))
+            .is_none());
+        // A table without its matched pairs has no gap.
+        ev.insert(
+            Rep::new("d", "embedding", None),
+            COLLOCATED,
+            1,
+            Values::Cosines(vec![Some(0.5)]),
+        );
+        assert!(ev
+            .collocation_gap(&Rep::new("d", "embedding", None), None)
+            .is_none());
+    }
 
     #[test]
     fn an_undefined_interval_stays_undefined() {

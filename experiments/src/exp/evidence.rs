@@ -73,7 +73,7 @@ pub fn baseline_rep(representation: &str, kind: &str) -> String {
 pub fn from_rows(rows: Vec<ItemRow>, benchmarks: &Benchmarks) -> Evidence {
     let mut evidence = Evidence::new(&benchmarks.analogy, &benchmarks.similarity);
     for r in rows {
-        let values = if r.kind == "cosine" {
+        let values = if output::holds_cosines(&r.kind) {
             decode_cosines(&r.values).map(Values::Cosines)
         } else {
             decode_outcomes(&r.values).map(Values::Outcomes)
@@ -86,7 +86,13 @@ pub fn from_rows(rows: Vec<ItemRow>, benchmarks: &Benchmarks) -> Evidence {
             }
             _ => Rep::new(&r.model, &r.representation, r.layer),
         };
-        evidence.insert(rep, &r.benchmark, r.seed.unwrap_or(0), values);
+        // A table's collocated and matched pairs are two groups of one measure.
+        let benchmark = match (r.benchmark.as_str(), r.kind.as_str()) {
+            ("collocation", "collocated") => analysis::evidence::COLLOCATED,
+            ("collocation", "matched") => analysis::evidence::MATCHED,
+            _ => r.benchmark.as_str(),
+        };
+        evidence.insert(rep, benchmark, r.seed.unwrap_or(0), values);
     }
     evidence
 }

@@ -760,53 +760,23 @@ fn qkv_section(w: &mut String, src: &Sources, ev: &Evidence) {
                     let _ = writeln!(w, "- WS-353: {line}");
                 }
             }
-            // Attention geometry, mean over layers and heads of the seed means, beside its null.
-            let mean_over = |state: &str, metric: &str| {
-                let v: Vec<f64> = t
-                    .0
-                    .iter()
-                    .filter(|s| s.model == MLM && s.representation == state && s.metric == metric)
-                    .map(|s| s.mean)
-                    .collect();
-                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-            };
-            for state in ["attention-trained", "attention-updates"] {
-                if let (Some(c), Some(n), Some(cos)) = (
-                    mean_over(state, "cka_q_k"),
-                    mean_over(state, "cka_q_k_null"),
-                    mean_over(state, "cos_q_k"),
-                ) {
-                    let what = if state == "attention-trained" {
-                        "trained W_Q, W_K"
-                    } else {
-                        "what training changed, W - W0"
-                    };
-                    let _ = writeln!(w, "- MLM with separate W_Q, W_K, W_V, {what}: linear CKA(W_Q, W_K) {c:.3} against its permutation null {n:.3}; cosine {cos:.3} (mean over layers and heads)");
-                }
-            }
-            if let (Some(c), Some(n)) = (
-                mean_over("attention-activations", "cka_q_k"),
-                mean_over("attention-activations", "cka_q_k_null"),
-            ) {
-                let _ = writeln!(w, "- MLM with separate W_Q, W_K, W_V, the queries and keys it computes from real tokens (LN(h) W_Q vs LN(h) W_K): linear CKA {c:.3} against its permutation null {n:.3} (mean over layers)");
-            }
-            let cka: Vec<(f64, f64)> = ["q", "k", "v"]
-                .iter()
-                .flat_map(|p| {
-                    (0..16).filter_map(move |h| {
-                        let r = format!("embedding-{p}-head-{h}");
-                        Some((
-                            t.get(MLM, &r, Some(1), "geometry", "cka_with_embedding")?
-                                .mean,
-                            t.get(MLM, &r, Some(1), "geometry", "cka_with_embedding_null")?
-                                .mean,
-                        ))
-                    })
+            // What training changed, W - W0, per seed (mean over layers and heads), beside its
+            // permutation null; the trained matrices, the queries and keys, and E through each
+            // head are read against the same seed's initialisation below.
+            let per_seed = |metric: &'static str| {
+                src.seed_means(Experiment::Qkv, MLM, move |r: &TidyRow| {
+                    r.representation == "attention-updates" && r.metric == metric
                 })
-                .collect();
-            if !cka.is_empty() {
-                let k = cka.len() as f64;
-                let _ = writeln!(w, "- the embedding seen through each layer-1 head, E W^h (q, k and v, {} tables): linear CKA with E {:.3} on average against a null of {:.3}", cka.len(), cka.iter().map(|c| c.0).sum::<f64>() / k, cka.iter().map(|c| c.1).sum::<f64>() / k);
+            };
+            let (c, n, cos) = (
+                per_seed("cka_q_k"),
+                per_seed("cka_q_k_null"),
+                per_seed("cos_q_k"),
+            );
+            if c.len() >= 2 && c.len() == n.len() && c.len() == cos.len() {
+                let v = |x: &[(u64, f64)]| x.iter().map(|p| p.1).collect::<Vec<f64>>();
+                let excess: Vec<f64> = c.iter().zip(&n).map(|(a, b)| a.1 - b.1).collect();
+                let _ = writeln!(w, "- MLM with separate W_Q, W_K, W_V, what training changed (W - W0, mean over layers and heads, t interval over {} seeds): linear CKA(W_Q - W_Q0, W_K - W_K0) {}, its permutation null {}, CKA above the null {}; cosine {}", c.len(), fmt_iv(&seed_mean(&v(&c))), fmt_iv(&seed_mean(&v(&n))), fmt_iv(&seed_mean(&excess)), fmt_iv(&seed_mean(&v(&cos))));
             }
             // The reference a reviewer asks for: the same model at its initialisation (the
             // untrained model of a seed is exactly that seed's W0), trained minus initial per
@@ -1000,7 +970,32 @@ fn objective_section(w: &mut String, src: &Sources) {
                 let k = src.values(Experiment::Objective, &rep, "collocation", "matched_cosine");
                 c.iter().zip(&k).map(|(c, k)| c - k).collect()
             };
-            let gap = |m: ModelId| gap_of(m, "embedding");
+            // With the pairs' cosines kept (scores version 5 on), the interval carries the pairs
+            // and the seeds; without them, the seeds alone (said beside it).
+            let kept = |x: &Rep, y: Option<&Rep>| {
+                src.evidence
+                    .as_ref()
+                    .and_then(|ev| ev.collocation_gap(x, y))
+            };
+            let gap_iv = |m: ModelId, r: &str| -> Option<String> {
+                let rep = Rep::new(m.name(), r, None);
+                if let Some(e) = kept(&rep, None) {
+                    return Some(fmt_iv(&e.interval));
+                }
+                let g = gap_of(m, r);
+                (g.len() >= 2).then(|| format!("{} (seeds only)", fmt_iv(&seed_mean(&g))))
+            };
+            let gap_difference = |x: ModelId, y: ModelId| -> Option<(Interval, &str)> {
+                let (rx, ry) = (
+                    Rep::new(x.name(), "embedding", None),
+                    Rep::new(y.name(), "embedding", None),
+                );
+                if let Some(e) = kept(&rx, Some(&ry)) {
+                    return Some((e.interval, "pairs and seeds"));
+                }
+                let (ga, gb) = (gap_of(x, "embedding"), gap_of(y, "embedding"));
+                (ga.len() >= 2 && gb.len() >= 2).then(|| (seed_difference(&ga, &gb), "seeds only"))
+            };
             // Every model's vectors, and an untied model's output matrix beside its input
             // embedding: a tied head's embedding is both, an untied one's is not.
             let mut read: Vec<(ModelId, &str, String)> =
@@ -1019,13 +1014,10 @@ fn objective_section(w: &mut String, src: &Sources) {
             }
             let gaps: Vec<String> = read
                 .iter()
-                .filter_map(|(m, r, label)| {
-                    let g = gap_of(*m, r);
-                    (g.len() >= 2).then(|| format!("{label} {}", fmt_iv(&seed_mean(&g))))
-                })
+                .filter_map(|(m, r, label)| Some(format!("{label} {}", gap_iv(*m, r)?)))
                 .collect();
             if !gaps.is_empty() {
-                let _ = writeln!(w, "- effect size: mean cosine of the collocated pairs minus that of their frequency-matched pairs (t interval over seeds), of each model's embedding matrix (word2vec: its vectors) unless named: {}", gaps.join("; "));
+                let _ = writeln!(w, "- effect size: mean cosine of the collocated pairs minus that of their frequency-matched pairs, of each model's embedding matrix (word2vec: its vectors) unless named, the interval carrying the pairs (both groups resampled) and the seeds; \"seeds only\" where the pairs' cosines were not kept (a t interval over seeds): {}", gaps.join("; "));
             }
             // Whether each model predicts from context at all: a seed above its objective's
             // context-free level learnt no more than a model that ignores context, and its
@@ -1074,12 +1066,10 @@ fn objective_section(w: &mut String, src: &Sources) {
                         verdict(&d, x.label(), y.label())
                     );
                 }
-                let (ga, gb) = (gap(x), gap(y));
-                if ga.len() >= 2 && gb.len() >= 2 {
-                    let d = seed_difference(&ga, &gb);
+                if let Some((d, carries)) = gap_difference(x, y) {
                     let _ = writeln!(
                         w,
-                        "- effect size, embedding matrix, {} - {}: cosine gap {}: {}",
+                        "- effect size, embedding matrix, {} - {}: cosine gap {} ({carries}): {}",
                         x.label(),
                         y.label(),
                         fmt_iv(&d),
@@ -1102,12 +1092,21 @@ fn contextuality_section(w: &mut String, src: &Sources) {
         Some(t) => {
             let _ = writeln!(w, "Ethayarajh's measures on the MLM. Intra-sentence similarity is read against its null, the same statistic on bags of random tokens from other sequences at the same positions (not against the anisotropy: a token's cosine with a mean that contains it is far above the mean pairwise cosine even for unrelated tokens); the first-PC share (MEV) is centred PCA over words with 5+ contexts, read against a size-matched null. Seed means with 95% t intervals over seeds; the untrained model's excesses are the control.\n");
             // The attention control's excess: what averaging the sequence alone does to
-            // intra-sentence similarity.
+            // intra-sentence similarity; with untied heads too (the untied MLM beside its own
+            // control), where a config trains them.
             let control = src.cast.no_attention;
-            let (head, rule) = (
-                format!(" {}: intra-sentence - null |", control.label()),
-                "---|",
-            );
+            let mut extra_columns =
+                vec![(control, "intra_sentence_excess", "intra-sentence - null")];
+            let untied_mlm = src.cast.untied.0;
+            extra_columns.push((
+                untied_mlm,
+                "self_similarity_adjusted",
+                "self-similarity - anisotropy",
+            ));
+            extra_columns.push((untied_mlm, "intra_sentence_excess", "intra-sentence - null"));
+            if let Some(u) = src.cast.no_attention_untied {
+                extra_columns.push((u, "intra_sentence_excess", "intra-sentence - null"));
+            }
             let readouts = [
                 ("contextuality", "the raw residual stream"),
                 (
@@ -1117,6 +1116,10 @@ fn contextuality_section(w: &mut String, src: &Sources) {
                 (
                     "contextuality-sentences",
                     "the raw residual stream on WikiText-2's sentences (each padded; no position attends to the padding)",
+                ),
+                (
+                    "contextuality-sentences-norm",
+                    "each layer through the final LayerNorm on WikiText-2's sentences",
                 ),
             ];
             for (bench, readout) in readouts {
@@ -1130,13 +1133,33 @@ fn contextuality_section(w: &mut String, src: &Sources) {
                     })
                     .collect();
                 if layers.is_empty() {
-                    let _ = writeln!(w, "Read as {readout}: not kept for these models (measured from the ten-seed round on, scores version 4).\n");
+                    let _ = writeln!(w, "Read as {readout}: not kept for these models (measured from the ten-seed round on).\n");
                     continue;
                 }
                 let _ = writeln!(w, "Read as {readout}:\n");
+                let has = |m: ModelId, metric: &str| {
+                    layers.iter().any(|&l| {
+                        !src.values(
+                            Experiment::Contextuality,
+                            &Rep::new(m.name(), "contextual", Some(l)),
+                            bench,
+                            metric,
+                        )
+                        .is_empty()
+                    })
+                };
+                let columns: Vec<&(ModelId, &str, &str)> = extra_columns
+                    .iter()
+                    .filter(|(m, metric, _)| has(*m, metric))
+                    .collect();
+                let head: String = columns
+                    .iter()
+                    .map(|(m, _, h)| format!(" {}: {h} |", m.label()))
+                    .collect();
+                let rule = "---|".repeat(columns.len());
                 let _ = writeln!(w, "| layer | self-similarity | anisotropy | self-similarity - anisotropy | intra-sentence - null | untrained: intra-sentence - null | MEV - null |{head}");
                 let _ = writeln!(w, "|---|---|---|---|---|---|---|{rule}");
-                for l in layers {
+                for &l in &layers {
                     let g = |m: &str, metric: &str| {
                         let v = src.values(
                             Experiment::Contextuality,
@@ -1151,7 +1174,10 @@ fn contextuality_section(w: &mut String, src: &Sources) {
                         }
                     };
                     let u = ModelId::Untrained.name();
-                    let extra = format!(" {} |", g(control.name(), "intra_sentence_excess"));
+                    let extra: String = columns
+                        .iter()
+                        .map(|(m, metric, _)| format!(" {} |", g(m.name(), metric)))
+                        .collect();
                     let _ = writeln!(
                         w,
                         "| {l} | {} | {} | {} | {} | {} | {} |{extra}",
@@ -1165,7 +1191,7 @@ fn contextuality_section(w: &mut String, src: &Sources) {
                 }
                 let _ = writeln!(w);
             }
-            let _ = writeln!(w, "Self-similarity - anisotropy is Ethayarajh's adjustment (his BERT and GPT-2 fall with depth on it). What intra-sentence similarity does not show: it is the cosine of a token with the mean of its sequence, which any averaging of the sequence raises; the {} column, a model whose every attention layer is a uniform average, is the measure's reading of pure averaging, so a value there or below is no sign of attention contextualising. The text8 slice has no punctuation, so its 64-token windows are not sentences.", control.label());
+            let _ = writeln!(w, "Self-similarity - anisotropy is Ethayarajh's adjustment (his BERT and GPT-2 fall with depth on it). What intra-sentence similarity does not show: it is the cosine of a token with the mean of its sequence, which any averaging of the sequence raises; the {} column, a model whose every attention layer is a uniform average, is the measure's reading of pure averaging, so a value there or below is no sign of attention contextualising (the untied masked LM is read against the untied control the same way, where both were measured). The text8 slice has no punctuation, so its 64-token windows are not sentences.", control.label());
             let _ = writeln!(w);
             figure(w, Experiment::Contextuality, "contextuality-mlm");
         }
@@ -2618,12 +2644,12 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains(&format!("- effect size, embedding matrix, {u} - {c}: cosine gap 0.050 [0.050, 0.050]: {u} higher")),
+            md.contains(&format!("- effect size, embedding matrix, {u} - {c}: cosine gap 0.050 [0.050, 0.050] (seeds only): {u} higher")),
             "{md}"
         );
         assert!(
             md.contains(&format!(
-                "(t interval over seeds), of each model's embedding matrix (word2vec: its vectors) unless named: MLM 0.310 [0.285, 0.335]; {} 0.200 [0.200, 0.200]; {u} 0.100 [0.100, 0.100]; {} output matrix 0.100 [0.100, 0.100]; {c} 0.050 [0.050, 0.050]\n",
+                "(a t interval over seeds): MLM 0.310 [0.285, 0.335] (seeds only); {} 0.200 [0.200, 0.200] (seeds only); {u} 0.100 [0.100, 0.100] (seeds only); {} output matrix 0.100 [0.100, 0.100] (seeds only); {c} 0.050 [0.050, 0.050] (seeds only)\n",
                 clm.label(),
                 ModelId::MlmUntied.label()
             )),
@@ -2631,7 +2657,84 @@ mod tests {
         );
         assert!(
             md.contains(&format!(
-                "effect size, embedding matrix, MLM - {}: cosine gap 0.110 [0.085, 0.135]: MLM higher",
+                "effect size, embedding matrix, MLM - {}: cosine gap 0.110 [0.085, 0.135] (seeds only): MLM higher",
+                clm.label()
+            )),
+            "{md}"
+        );
+        // With the pairs' cosines kept, the gap and its difference come from them, their
+        // interval carrying the pairs: the untied MLM's 200 collocated pairs at 0.6 and 0.8
+        // alternately and 150 matched at 0.5 (gap 0.2 every seed: no seed term, the pairs'
+        // alone), the control's collocated all at 0.55 (gap 0.05, no spread at all).
+        let mut items = Vec::new();
+        for (m, colloc) in [
+            (ModelId::MlmUntied, [0.6, 0.8]),
+            (ModelId::NoAttentionUntied, [0.55, 0.55]),
+        ] {
+            for seed in 1..=3 {
+                for (kind, values) in [
+                    (
+                        "collocated",
+                        (0..200).map(|i| Some(colloc[i % 2])).collect::<Vec<_>>(),
+                    ),
+                    ("matched", vec![Some(0.5); 150]),
+                ] {
+                    items.push(output::ItemRow {
+                        model: m.name().into(),
+                        representation: "embedding".into(),
+                        layer: None,
+                        benchmark: "collocation".into(),
+                        kind: kind.into(),
+                        seed: Some(seed),
+                        values: output::encode_cosines(&values),
+                    });
+                }
+            }
+        }
+        src.evidence = Some(crate::exp::evidence::from_rows(
+            items,
+            &Benchmarks {
+                analogy: Vec::new(),
+                similarity: Vec::new(),
+            },
+        ));
+        let md = findings(&src);
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("- effect size: "))
+            .unwrap();
+        let mlm = line.split(&format!("; {u} ")).nth(1).unwrap();
+        let (est, rest) = mlm.split_once(" [").unwrap();
+        assert_eq!(est, "0.200", "{line}");
+        let bounds: Vec<f64> = rest
+            .split(']')
+            .next()
+            .unwrap()
+            .split(", ")
+            .map(|b| b.parse().unwrap())
+            .collect();
+        // sd 0.1 over 200 collocated pairs: 1.96 * 0.1 / sqrt(200) = 0.0139 each side.
+        assert!(
+            ((bounds[1] - bounds[0]) / 2.0 - 0.0139).abs() < 0.003,
+            "{line}"
+        );
+        assert!(
+            line.ends_with(&format!("; {c} 0.050 [0.050, 0.050]")),
+            "{line}"
+        );
+        assert!(
+            md.contains(&format!(
+                "- effect size, embedding matrix, {u} - {c}: cosine gap 0.150 ["
+            )),
+            "{md}"
+        );
+        assert!(
+            md.contains(&format!("(pairs and seeds): {u} higher")),
+            "{md}"
+        );
+        assert!(
+            md.contains(&format!(
+                "effect size, embedding matrix, MLM - {}: cosine gap 0.110 [0.085, 0.135] (seeds only): MLM higher",
                 clm.label()
             )),
             "{md}"
@@ -2716,6 +2819,28 @@ mod tests {
                 0.3,
             );
         }
+        // What training changed, W - W0: CKA 0.09 and 0.11 + 0.01 (s - 1) (seed means 0.10,
+        // 0.11, 0.12), null 0.05, cosine 0.02.
+        let mut updates = rows.clone();
+        for seed in 1..=3u64 {
+            for (h, c) in [(0, 0.09), (1, 0.11)] {
+                let row = |metric: &str, value| TidyRow {
+                    layer: Some(1),
+                    benchmark: format!("head-{h}"),
+                    metric: metric.into(),
+                    value,
+                    seed: Some(seed),
+                    ..TidyRow::template(exp, ModelId::Mlm.name(), "attention-updates")
+                };
+                updates.push(row("cka_q_k", c + 0.01 * (seed - 1) as f64));
+                updates.push(row("cka_q_k_null", 0.05));
+                updates.push(row("cos_q_k", 0.02));
+            }
+        }
+        let md = findings(&sources_with(Experiment::Qkv, updates));
+        assert!(md.contains("- MLM with separate W_Q, W_K, W_V, what training changed (W - W0, mean over layers and heads, t interval over 3 seeds): linear CKA(W_Q - W_Q0, W_K - W_K0) 0.110 [0.085, 0.135], its permutation null 0.050 [0.050, 0.050], CKA above the null 0.060 [0.035, 0.085]; cosine 0.020 [0.020, 0.020]\n"), "{md}");
+        // The trained matrices are read against W0 alone, not against a null by themselves.
+        assert!(!md.contains("trained W_Q, W_K: linear CKA"), "{md}");
         let lines = init_reference(&sources_with(Experiment::Qkv, rows));
         assert_eq!(lines.len(), 4, "{lines:?}");
         assert!(
@@ -2730,6 +2855,55 @@ mod tests {
             "{}",
             lines[1]
         );
+    }
+
+    /// Contextuality on sentences through the final LayerNorm, and the untied masked LM beside
+    /// its own attention control: planted seed values (intra-sentence excess 0.10, 0.12, 0.14
+    /// for the untied MLM: 0.120 [0.070, 0.170]; 0.30 for its control every seed).
+    #[test]
+    fn contextuality_reads_sentences_through_the_norm_and_the_untied_pair() {
+        let exp = name(Experiment::Contextuality);
+        let mut rows = Vec::new();
+        for seed in 1..=3u64 {
+            let mut push = |m: ModelId, metric: &str, value: f64| {
+                rows.push(TidyRow {
+                    layer: Some(1),
+                    benchmark: "contextuality-sentences-norm".into(),
+                    metric: metric.into(),
+                    value,
+                    seed: Some(seed),
+                    ..TidyRow::template(exp, m.name(), "contextual")
+                })
+            };
+            push(ModelId::Mlm, "self_similarity", 0.5);
+            push(ModelId::Mlm, "intra_sentence_excess", 0.2);
+            push(
+                ModelId::MlmUntied,
+                "intra_sentence_excess",
+                0.08 + 0.02 * seed as f64,
+            );
+            push(ModelId::NoAttentionUntied, "intra_sentence_excess", 0.3);
+        }
+        let mut src = sources_with(Experiment::Contextuality, rows);
+        src.cast.no_attention_untied = Some(ModelId::NoAttentionUntied);
+        let md = findings(&src);
+        let (u, c) = (
+            ModelId::MlmUntied.label(),
+            ModelId::NoAttentionUntied.label(),
+        );
+        assert!(
+            md.contains("Read as the raw residual stream: not kept"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "Read as each layer through the final LayerNorm on WikiText-2's sentences:\n"
+            ),
+            "{md}"
+        );
+        // Only the columns with values: the tied control and the untied MLM's adjusted
+        // self-similarity were not planted.
+        assert!(md.contains(&format!("| MEV - null | {u}: intra-sentence - null | {c}: intra-sentence - null |\n|---|---|---|---|---|---|---|---|---|\n| 1 | 0.500 [0.500, 0.500] | - | - | 0.200 [0.200, 0.200] | - | - | 0.120 [0.070, 0.170] | 0.300 [0.300, 0.300] |")), "{md}");
     }
 
     /// Planted cosines on a 40-pair WS-353: the untied masked LM's output matrix ranks the
