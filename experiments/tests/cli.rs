@@ -1783,3 +1783,101 @@ fn a_corpus_size_plan_that_cannot_be_read_is_refused_naming_the_file() {
     // The first two errors name the plan's file.
     assert!(stderr(&go(&dir.path().join("typo.toml"))).contains("typo.toml"));
 }
+
+/// The read path end to end: two arms (half the corpus and all of it) trained at toy scale
+/// into their own `--out`s by `--exp dynamics`, then read by `--exp corpus-size` from their
+/// kept measurements alone (the run cache removed first, so nothing can be trained or
+/// measured again): a score for each size, each trained embedding against the untrained model
+/// of its size, and the change from one size to the other, at the plan's two seeds.
+#[test]
+fn corpus_size_reads_each_arms_kept_measurements() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = manifest_dir().join("configs/dynamics.toml");
+    let arm = |name: &str, fraction: Option<f64>| {
+        let p = dir.path().join(name);
+        let corpus = fraction.map_or(String::new(), |f| format!("[corpus]\nfraction = {f}\n"));
+        std::fs::write(
+            &p,
+            format!(
+                "extends = {:?}\nseeds = [1, 2]\n{corpus}[dynamics]\nmodels = [\"transformer-mlm\", \"transformer-untrained\"]\nfindings = false\n",
+                base.to_str().unwrap()
+            ),
+        )
+        .unwrap();
+        p
+    };
+    let (half, all) = (arm("half.toml", Some(0.5)), arm("all.toml", None));
+    let out = dir.path().join("out");
+    for (cfg, sub) in [(&half, "corpus-half"), (&all, ".")] {
+        let o = run(&[
+            "--exp",
+            "dynamics",
+            "--quick",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.join(sub).to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    for runs in [out.join("runs"), out.join("corpus-half/runs")] {
+        std::fs::remove_dir_all(runs).unwrap();
+    }
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        "seeds = [1, 2]\n[[arms]]\nlabel = \"a half\"\nconfig = \"half.toml\"\nout = \"corpus-half\"\n[[arms]]\nlabel = \"all\"\nconfig = \"all.toml\"\nout = \".\"\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "--exp",
+        "corpus-size",
+        "--quick",
+        "--config",
+        plan.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        !text.contains("training") && !text.contains("no model measured"),
+        "{text}"
+    );
+    let rows: Vec<csv::StringRecord> = csv::Reader::from_path(out.join("corpus-size/summary.csv"))
+        .unwrap()
+        .records()
+        .map(|r| r.unwrap())
+        .collect();
+    let find = |arm: &str, model: &str, quantity: &str| {
+        rows.iter()
+            .find(|r| &r[0] == arm && &r[3] == model && &r[5] == "WS-353-ALL" && &r[6] == quantity)
+            .unwrap_or_else(|| panic!("no {model} {quantity} at arm {arm}: {rows:?}"))
+    };
+    // The half corpus has fewer tokens than the whole, each arm named by its label.
+    let tokens = |arm: &str| -> u64 {
+        rows.iter()
+            .find(|r| &r[0] == arm && &r[6] == "corpus_tokens")
+            .unwrap()[2]
+            .parse()
+            .unwrap()
+    };
+    let (t0, t1) = (tokens("0"), tokens("1"));
+    assert!(t0 * 2 >= t1 - 2 && t0 * 2 <= t1 + 2, "{t0} {t1}");
+    for (arm, label) in [("0", "a half"), ("1", "all")] {
+        for q in ["spearman", "spearman_minus_untrained"] {
+            let r = find(arm, "transformer-mlm", q);
+            assert_eq!((&r[1], &r[10]), (label, "2"), "{r:?}");
+            let (v, lo, hi): (f64, f64, f64) = (
+                r[7].parse().unwrap(),
+                r[8].parse().unwrap(),
+                r[9].parse().unwrap(),
+            );
+            assert!(lo <= v && v <= hi && hi > lo, "{r:?}");
+        }
+    }
+    let change = find("0", "transformer-mlm", "largest_minus_this");
+    assert_eq!(&change[10], "2", "{change:?}");
+    assert!(out.join("corpus-size/summary.csv").is_file());
+    assert!(text.contains("| all - a half |"), "{text}");
+}

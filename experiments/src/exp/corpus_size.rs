@@ -116,6 +116,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut rows = Vec::new();
+    let mut per_arm = Vec::new();
+    let mut benchmarks = None;
     for (i, arm) in plan.arms.iter().enumerate() {
         let mut arm_args = args.clone();
         arm_args.config = Some(dir.join(&arm.config));
@@ -137,14 +139,25 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 arm_args.out.display()
             );
         }
+        let tokens = study.corpus.encoded.n_tokens() as u64;
         rows.extend(summarise(
             i,
             &arm.label,
-            study.corpus.encoded.n_tokens() as u64,
-            items,
+            tokens,
+            items.clone(),
             &study.benchmarks,
             &scores,
         ));
+        per_arm.push(ArmItems {
+            arm: i,
+            label: arm.label.clone(),
+            tokens,
+            items,
+        });
+        benchmarks = Some(study.benchmarks);
+    }
+    if let Some(b) = &benchmarks {
+        rows.extend(change_with_size(&per_arm, b));
     }
     let out = args.out.join("corpus-size").join("summary.csv");
     output::write_csv(&out, &rows)?;
@@ -307,6 +320,81 @@ pub fn summarise(
     rows
 }
 
+/// One arm's kept per-item outcomes, for the differences between sizes.
+pub struct ArmItems {
+    pub arm: usize,
+    pub label: String,
+    pub tokens: u64,
+    pub items: Vec<ItemRow>,
+}
+
+/// How each representation's score moves with the corpus: the largest arm's score minus each
+/// smaller arm's (quantity `largest_minus_this`, on the smaller arm's row), on the pairs both
+/// sizes answer, with the interval over pairs and seeds that every score has. The models of two
+/// arms are trained apart, so seed s of one is not paired with seed s of the other in any sense
+/// but their count: the per-seed differences spread as both arms' seeds do, which the seed
+/// term carries. Left out where either arm has fewer than two seeds or they differ in number.
+pub fn change_with_size(arms: &[ArmItems], benchmarks: &Benchmarks) -> Vec<SizeRow> {
+    let Some(largest) = arms.iter().max_by_key(|a| a.arm) else {
+        return Vec::new();
+    };
+    let mut read: Vec<(&str, &str)> = READ.iter().map(|r| (r.0, r.1)).collect();
+    read.push(REFERENCE);
+    // Each arm's models under a name of their own, so that two arms sit in one evidence.
+    let renamed = |a: &ArmItems, model: &str| -> Vec<ItemRow> {
+        (a.items.iter())
+            .filter(|i| i.model == model)
+            .map(|i| ItemRow {
+                model: format!("{}@{}", i.model, a.arm),
+                ..i.clone()
+            })
+            .collect()
+    };
+    let mut rows = Vec::new();
+    for a in arms.iter().filter(|a| a.arm != largest.arm) {
+        for &(model, representation) in &read {
+            let both: Vec<ItemRow> = renamed(largest, model)
+                .into_iter()
+                .chain(renamed(a, model))
+                .collect();
+            let seeds = |arm: usize| -> BTreeSet<u64> {
+                let name = format!("{model}@{arm}");
+                both.iter()
+                    .filter(|i| i.model == name)
+                    .filter_map(|i| i.seed)
+                    .collect()
+            };
+            let k = seeds(a.arm).len();
+            if k < 2 || seeds(largest.arm).len() != k {
+                continue;
+            }
+            let evidence = super::evidence::from_rows(both, benchmarks);
+            let big = Rep::new(&format!("{model}@{}", largest.arm), representation, None);
+            let small = Rep::new(&format!("{model}@{}", a.arm), representation, None);
+            for bench in BENCHMARKS {
+                if let Some(d) = evidence.difference(&big, &small, bench, Half::All) {
+                    rows.push(SizeRow {
+                        arm: a.arm,
+                        label: a.label.clone(),
+                        tokens: a.tokens,
+                        model: model.into(),
+                        representation: representation.into(),
+                        benchmark: bench.into(),
+                        quantity: "largest_minus_this".into(),
+                        value: d.diff.estimate,
+                        lo: d.diff.lo,
+                        hi: d.diff.hi,
+                        seeds: k,
+                        items: d.a.items,
+                    });
+                }
+            }
+        }
+    }
+    rows.retain(|r| r.value.is_finite() && r.lo.is_finite() && r.hi.is_finite());
+    rows
+}
+
 /// From which arm on a representation's difference from the untrained embedding lies above 0
 /// on `benchmark`, at that arm and every larger one; `None` when it never does (or an arm
 /// lacks it).
@@ -359,7 +447,7 @@ pub fn section(rows: &[SizeRow]) -> String {
         .collect();
     let _ = writeln!(
         w,
-        "The same models on nested prefixes of the corpus ({}), each trained for the same number of epochs (so a smaller corpus also means fewer steps), each prefix with its own vocabulary. Spearman's rho with human judgments, seed mean [95% interval over pairs and seeds], and trained minus the untrained model of the same size and seed on the pairs both answer; (n) pairs answered, which differ between sizes as the vocabulary does. An embedding tracks human judgments from the smallest corpus whose difference lies above 0 there and at every larger one.\n",
+        "The same models on nested prefixes of the corpus ({}), each trained for the same number of epochs (so a smaller corpus also means fewer steps), each prefix with its own vocabulary. Spearman's rho with human judgments, seed mean [95% interval over pairs and seeds], and trained minus the untrained model of the same size and seed on the pairs both answer; (n) pairs answered, which differ between sizes as the vocabulary does. An embedding tracks human judgments from the smallest corpus whose difference lies above 0 there and at every larger one. The change from the smallest corpus to the largest is the difference of the two sizes' scores on the pairs both answer, its interval over pairs and both sizes' seeds.\n",
         names.join(", ")
     );
     let fmt = |r: &SizeRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
@@ -375,12 +463,15 @@ pub fn section(rows: &[SizeRow]) -> String {
     for bench in BENCHMARKS {
         let _ = writeln!(w, "**{bench}**\n");
         let header: Vec<&str> = arms.iter().map(|a| a.1.as_str()).collect();
+        let (smallest, largest) = (&arms[0], &arms[arms.len() - 1]);
         let _ = writeln!(
             w,
-            "| representation | {} | tracks human judgments from |",
-            header.join(" | ")
+            "| representation | {} | {} - {} | tracks human judgments from |",
+            header.join(" | "),
+            largest.1,
+            smallest.1
         );
-        let _ = writeln!(w, "|---|{}---|", "---|".repeat(arms.len()));
+        let _ = writeln!(w, "|---|{}---|---|", "---|".repeat(arms.len()));
         let mut read: Vec<(&str, &str, &str)> = READ.to_vec();
         read.push((REFERENCE.0, REFERENCE.1, "untrained model: embedding"));
         for (model, rep, name) in read {
@@ -414,7 +505,11 @@ pub fn section(rows: &[SizeRow]) -> String {
                     None => "(not every size measured)".into(),
                 }
             };
-            let _ = writeln!(w, "| {name} | {} | {from} |", cells.join(" | "));
+            let change = match get(smallest.0, model, rep, bench, "largest_minus_this") {
+                Some(r) if smallest.0 != largest.0 => format!("{} (n {})", fmt(r), r.items),
+                _ => "-".into(),
+            };
+            let _ = writeln!(w, "| {name} | {} | {change} | {from} |", cells.join(" | "));
         }
         let _ = writeln!(w);
     }
@@ -580,6 +675,68 @@ mod tests {
         );
         assert!(text.contains("| all |\n"), "{text}");
         assert!(text.contains("(the reference)"), "{text}");
+    }
+
+    #[test]
+    fn the_change_between_sizes_is_the_difference_of_their_scores_on_common_pairs() {
+        let benchmarks = super::super::eval::benchmarks(&[]).unwrap();
+        let arm = |arm: usize, follows: bool, seeds: &[u64]| ArmItems {
+            arm,
+            label: ["a quarter", "all"][arm].into(),
+            tokens: [1000, 4000][arm],
+            items: arm_rows(follows, seeds).0,
+        };
+        let arms = [arm(0, false, &[1, 2, 3]), arm(1, true, &[1, 2, 3])];
+        let rows = change_with_size(&arms, &benchmarks);
+        let at = |model: &str| {
+            rows.iter()
+                .find(|r| r.model == model && r.benchmark == "WS-353-ALL")
+                .unwrap()
+        };
+        // The masked LM goes from noise (rho near 0) to the human scores (near 1).
+        let mlm = at("transformer-mlm");
+        assert_eq!((mlm.arm, mlm.quantity.as_str()), (0, "largest_minus_this"));
+        assert!(mlm.value > 0.8 && mlm.lo > 0.6, "{mlm:?}");
+        assert_eq!((mlm.seeds, mlm.items), (3, 353));
+        // The untrained model's cosines are the same draws at both sizes: a change of exactly 0.
+        let u = at("transformer-untrained");
+        assert!(
+            u.value.abs() < 1e-12 && u.lo.abs() < 1e-9 && u.hi.abs() < 1e-9,
+            "{u:?}"
+        );
+        // Every row on the smaller arm, none for the largest against itself.
+        assert!(rows.iter().all(|r| r.arm == 0));
+        // Unequal seed counts: no change stated.
+        let uneven = [arm(0, false, &[1, 2]), arm(1, true, &[1, 2, 3])];
+        assert!(change_with_size(&uneven, &benchmarks).is_empty());
+        // The section shows the change beside the sizes' scores.
+        let mut all = summarise(
+            0,
+            "a quarter",
+            1000,
+            arms[0].items.clone(),
+            &benchmarks,
+            &[],
+        );
+        all.extend(summarise(
+            1,
+            "all",
+            4000,
+            arms[1].items.clone(),
+            &benchmarks,
+            &[],
+        ));
+        all.extend(rows.clone());
+        let text = section(&all);
+        assert!(
+            text.contains("| all - a quarter | tracks human judgments from |"),
+            "{text}"
+        );
+        let cell = format!(
+            "| {:.3} [{:.3}, {:.3}] (n 353) |",
+            mlm.value, mlm.lo, mlm.hi
+        );
+        assert!(text.contains(&cell), "{text}");
     }
 
     #[test]
