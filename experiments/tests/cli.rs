@@ -1881,3 +1881,47 @@ fn corpus_size_reads_each_arms_kept_measurements() {
     assert!(out.join("corpus-size/summary.csv").is_file());
     assert!(text.contains("| all - a half |"), "{text}");
 }
+
+/// `[seed_counts]`: a model named there trains and is read at the first that many seeds, the
+/// others at every seed; a second run finds nothing missing.
+#[test]
+fn seed_counts_train_a_model_at_fewer_seeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("counts.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "extends = {:?}\nseeds = [3, 1]\n[seed_counts]\n\"word2vec-sgns\" = 1\n[dynamics]\nmodels = [\"transformer-untrained\", \"word2vec-sgns\"]\nfindings = false\n",
+            manifest_dir().join("configs/dynamics.toml").to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let args = [
+        "--exp",
+        "dynamics",
+        "--quick",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("3 models"), "{}", stdout(&o));
+    let mut measured: Vec<String> = std::fs::read_dir(out.join("measurements"))
+        .unwrap()
+        .map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name[..name.rfind('-').unwrap()].to_string()
+        })
+        .collect();
+    measured.sort();
+    assert_eq!(
+        measured,
+        ["untrained-seed1", "untrained-seed3", "word2vec-sgns-seed3"]
+    );
+    let again = run(&args);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(!stdout(&again).contains("training"), "{}", stdout(&again));
+}

@@ -224,9 +224,15 @@ impl Evidence {
         (!items.is_empty()).then_some(items)
     }
 
-    /// Per-seed data of `rep` on `items`, for the bootstrap: outcomes or (gold, cosines).
-    fn data(&self, rep: &Rep, benchmark: &str, items: &[usize]) -> Data {
-        let seeds = self.seeds(rep, benchmark).expect("checked by common_items");
+    /// Per-seed data of `rep` on `items`, for the bootstrap: outcomes or (gold, cosines); of
+    /// the seeds in `only` where given.
+    fn data(&self, rep: &Rep, benchmark: &str, items: &[usize], only: Option<&[u64]>) -> Data {
+        let all = self.seeds(rep, benchmark).expect("checked by common_items");
+        let seeds: BTreeMap<u64, &Values> = all
+            .iter()
+            .filter(|(s, _)| only.is_none_or(|o| o.contains(s)))
+            .map(|(s, v)| (*s, v))
+            .collect();
         match seeds.values().next() {
             Some(Values::Outcomes(_)) => Data::Analogy(
                 self.pairs
@@ -264,20 +270,27 @@ impl Evidence {
     pub fn score(&self, rep: &Rep, benchmark: &str, half: Half) -> Option<Estimate> {
         let items = self.common_items(&[rep], benchmark, half)?;
         let seed = stream(rep, None, benchmark, half);
-        Some(self.data(rep, benchmark, &items).estimate(None, seed))
+        Some(self.data(rep, benchmark, &items, None).estimate(None, seed))
     }
 
-    /// `a - b` on the items both have in `half`, with its interval (and McNemar per seed for
-    /// analogies). `None` when either is missing or the seeds differ in number.
+    /// `a - b` on the items both have in `half` and the seeds both were trained with (seed s of
+    /// one against seed s of the other; where one has more seeds, the others are left out of
+    /// the difference, and of both scores it reports), with its interval (and McNemar per seed
+    /// for analogies). `None` when either is missing or they share no seed.
     pub fn difference(&self, a: &Rep, b: &Rep, benchmark: &str, half: Half) -> Option<Difference> {
         let items = self.common_items(&[a, b], benchmark, half)?;
-        let (da, db) = (
-            self.data(a, benchmark, &items),
-            self.data(b, benchmark, &items),
-        );
-        if da.seeds() != db.seeds() {
+        let of_b = self.seeds(b, benchmark)?;
+        let common: Vec<u64> = (self.seeds(a, benchmark)?.keys())
+            .filter(|s| of_b.contains_key(s))
+            .copied()
+            .collect();
+        if common.is_empty() {
             return None;
         }
+        let (da, db) = (
+            self.data(a, benchmark, &items, Some(&common)),
+            self.data(b, benchmark, &items, Some(&common)),
+        );
         let seed = stream(a, Some(b), benchmark, half);
         let ea = da.estimate(None, seed);
         let eb = db.estimate(None, seed ^ 1);
@@ -387,7 +400,7 @@ impl Evidence {
             .filter_map(|l| {
                 let rep = Rep::new(model, representation, Some(l));
                 let items = self.common_items(&[&rep], benchmark, Half::Dev)?;
-                let m = self.data(&rep, benchmark, &items).seed_mean();
+                let m = self.data(&rep, benchmark, &items, None).seed_mean();
                 m.is_finite().then_some((l, m))
             })
             .max_by(|a, b| a.1.total_cmp(&b.1))
@@ -398,7 +411,7 @@ impl Evidence {
     /// seed's cosines permuted against the human scores. `None` for analogies.
     pub fn chance_band(&self, rep: &Rep, benchmark: &str, half: Half) -> Option<Interval> {
         let items = self.common_items(&[rep], benchmark, half)?;
-        match self.data(rep, benchmark, &items) {
+        match self.data(rep, benchmark, &items, None) {
             Data::Similarity(s) => Some(permutation_band(
                 &s[0].0,
                 &s[0].1,
@@ -420,13 +433,6 @@ enum Data {
 }
 
 impl Data {
-    fn seeds(&self) -> usize {
-        match self {
-            Data::Analogy(_, v) => v.len(),
-            Data::Similarity(v) => v.len(),
-        }
-    }
-
     fn n_items(&self) -> usize {
         match self {
             Data::Analogy(_, v) => v[0].len(),
@@ -626,6 +632,33 @@ mod tests {
         assert!(ev
             .collocation_gap(&Rep::new("d", "embedding", None), None)
             .is_none());
+    }
+
+    #[test]
+    fn a_difference_reads_the_seeds_both_were_trained_with() {
+        // a: seed 1 answers all 100 questions, seeds 2 and 3 half; b: seeds 2 and 3, half.
+        // On the seeds both have the difference is exactly 0 (seed 1 would make it positive),
+        // and the scores it reports are of those seeds.
+        let mut ev = Evidence::new(&[], &[]);
+        let half: Vec<Option<bool>> = (0..100).map(|i| Some(i % 2 == 0)).collect();
+        let (a, b) = (
+            Rep::new("a", "embedding", None),
+            Rep::new("b", "embedding", None),
+        );
+        ev.insert(a.clone(), "q", 1, Values::Outcomes(vec![Some(true); 100]));
+        for s in [2, 3] {
+            ev.insert(a.clone(), "q", s, Values::Outcomes(half.clone()));
+            ev.insert(b.clone(), "q", s, Values::Outcomes(half.clone()));
+        }
+        let d = ev.difference(&a, &b, "q", Half::All).unwrap();
+        assert_eq!(d.diff.estimate, 0.0);
+        assert_eq!((d.diff.lo, d.diff.hi), (0.0, 0.0));
+        assert!((d.a.interval.estimate - 0.5).abs() < 1e-12, "{d:?}");
+        assert_eq!(d.mcnemar.len(), 2);
+        // No seed in common: no difference.
+        let c = Rep::new("c", "embedding", None);
+        ev.insert(c.clone(), "q", 9, Values::Outcomes(half));
+        assert!(ev.difference(&a, &c, "q", Half::All).is_none());
     }
 
     #[test]

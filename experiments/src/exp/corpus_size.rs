@@ -175,7 +175,7 @@ fn kept(study: &Study) -> anyhow::Result<(Vec<ItemRow>, Vec<TidyRow>, usize)> {
     let (mut items, mut scores, mut found) = (Vec::new(), Vec::new(), 0);
     for name in models {
         let id = ModelId::from_name(name).expect("the models read are known models");
-        for &seed in &study.cfg.seeds {
+        for &seed in study.cfg.seeds_of(id) {
             if !study.is_measured(id, seed)? {
                 continue;
             }

@@ -140,6 +140,22 @@ pub struct Config {
     /// (the trained embedding's per-coordinate scale, as `--exp sweep` records it) instead of
     /// the initialisation's; absent, at the initialisation's.
     pub frozen_embedding_std: Option<f64>,
+    /// Models trained at fewer seeds than `seeds` (model name -> how many: the first that
+    /// many of `seeds`), for variants whose answers need fewer; a model not named trains at
+    /// every seed ([`Config::seeds_of`]).
+    pub seed_counts: std::collections::BTreeMap<String, usize>,
+}
+
+impl Config {
+    /// The seeds `model` is trained and read at: the first `[seed_counts]` of `seeds` where
+    /// the config names it (all of them when `--seed` left fewer), else all of `seeds`.
+    pub fn seeds_of(&self, model: ModelId) -> &[u64] {
+        let n = self
+            .seed_counts
+            .get(model.name())
+            .map_or(self.seeds.len(), |&n| n.min(self.seeds.len()));
+        &self.seeds[..n]
+    }
 }
 
 /// The `[sweep]` table: every variant trained for `epochs` (its warm-up and linear decay
@@ -189,6 +205,7 @@ impl Default for Config {
             learning_rates: Default::default(),
             sweep: SweepConfig::default(),
             frozen_embedding_std: None,
+            seed_counts: Default::default(),
         }
     }
 }
@@ -631,6 +648,21 @@ fn check_recipe(cfg: &Config) -> anyhow::Result<()> {
             anyhow::bail!("frozen_embedding_std must be a finite number > 0, got {std}");
         }
     }
+    for (name, &n) in &cfg.seed_counts {
+        if ModelId::from_name(name).is_none() {
+            let known: Vec<&str> = ModelId::ALL.iter().map(|m| m.name()).collect();
+            anyhow::bail!(
+                "[seed_counts] {name:?} is not a model; known: {}",
+                known.join(", ")
+            );
+        }
+        if n == 0 || n > cfg.seeds.len() {
+            anyhow::bail!(
+                "[seed_counts] {name:?}: {n} seeds, but `seeds` has {} (give 1 to {0})",
+                cfg.seeds.len()
+            );
+        }
+    }
     Ok(())
 }
 
@@ -680,6 +712,36 @@ mod recipe_tests {
             &|c| c.frozen_embedding_std = Some(-1.0),
             "frozen_embedding_std",
         );
+        bad(
+            &|c| {
+                let _ = c.seed_counts.insert("transformer-mlm-sharedqk".into(), 2);
+            },
+            "[seed_counts] \"transformer-mlm-sharedqk\" is not a model; known: ",
+        );
+        bad(
+            &|c| {
+                let _ = c.seed_counts.insert("transformer-mlm-shared-qk".into(), 4);
+            },
+            "[seed_counts] \"transformer-mlm-shared-qk\": 4 seeds, but `seeds` has 3 (give 1 to 3)",
+        );
+        bad(
+            &|c| {
+                let _ = c.seed_counts.insert("transformer-mlm-shared-qk".into(), 0);
+            },
+            "0 seeds",
+        );
+        // The first n seeds of the named model, every seed of the others.
+        let mut c = Config {
+            seeds: vec![4, 2, 9],
+            ..Config::default()
+        };
+        let _ = c.seed_counts.insert("transformer-mlm-shared-qk".into(), 2);
+        assert!(check_recipe(&c).is_ok());
+        assert_eq!(c.seeds_of(ModelId::SharedQk), [4, 2]);
+        assert_eq!(c.seeds_of(ModelId::Mlm), [4, 2, 9]);
+        // `--seed` leaves one seed: every model reads it.
+        c.seeds = vec![9];
+        assert_eq!(c.seeds_of(ModelId::SharedQk), [9]);
         assert_eq!(
             ModelId::from_name("transformer-mlm-no-attention-untied-head"),
             Some(ModelId::NoAttentionUntied)

@@ -594,7 +594,7 @@ impl Study {
     ) -> anyhow::Result<Vec<(ModelId, u64)>> {
         let mut missing = Vec::new();
         for &id in ids {
-            for &s in &self.cfg.seeds {
+            for &s in self.cfg.seeds_of(id) {
                 if !kept(id, s)? {
                     missing.push((id, s));
                 }
