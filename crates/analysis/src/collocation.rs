@@ -202,14 +202,22 @@ pub struct CollocationScore {
 /// Permutations for the z-scores.
 const Z_DRAWS: usize = 1000;
 
-/// The cosine of each pair both of whose words are in the table.
-fn pair_cosines(vectors: &WordVectors, ps: &[(String, String)]) -> Vec<f64> {
+/// The cosine of each pair both of whose words are in the table (`None` where one is not).
+fn each_pair_cosine(vectors: &WordVectors, ps: &[(String, String)]) -> Vec<Option<f64>> {
     let index = vectors.index();
     ps.iter()
-        .filter_map(|(a, b)| {
+        .map(|(a, b)| {
             let (i, j) = (index.get(a.as_str())?, index.get(b.as_str())?);
             Some(cosine(vectors.row(*i), vectors.row(*j)))
         })
+        .collect()
+}
+
+/// The cosines of the pairs both of whose words are in the table.
+fn pair_cosines(vectors: &WordVectors, ps: &[(String, String)]) -> Vec<f64> {
+    each_pair_cosine(vectors, ps)
+        .into_iter()
+        .flatten()
         .collect()
 }
 
@@ -221,16 +229,10 @@ pub fn pair_cosine_items(
     vectors: &WordVectors,
     pairs: &CollocationPairs,
 ) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
-    let index = vectors.index();
-    let cosines = |ps: &[(String, String)]| {
-        ps.iter()
-            .map(|(a, b)| {
-                let (i, j) = (index.get(a.as_str())?, index.get(b.as_str())?);
-                Some(cosine(vectors.row(*i), vectors.row(*j)))
-            })
-            .collect()
-    };
-    (cosines(&pairs.pairs), cosines(&pairs.matched))
+    (
+        each_pair_cosine(vectors, &pairs.pairs),
+        each_pair_cosine(vectors, &pairs.matched),
+    )
 }
 
 pub fn collocation_score(vectors: &WordVectors, pairs: &CollocationPairs) -> CollocationScore {

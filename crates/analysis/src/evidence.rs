@@ -22,7 +22,7 @@
 //!   z-scores, contextuality excesses) get a Welch t interval over seeds ([`seed_difference`]):
 //!   with 3 seeds it is wide, and says so.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::inference::t975;
 use crate::inference::{
@@ -130,6 +130,10 @@ pub struct Difference {
     pub b: Estimate,
     pub diff: Interval,
     pub mcnemar: Vec<f64>,
+    /// The seeds both were trained with, which `a`, `b` and `diff` are computed on.
+    pub seeds: Vec<u64>,
+    /// Whether either had seeds the other lacks (left out of all three).
+    pub seeds_left_out: bool,
 }
 
 /// Per-item outcomes of every measured model, by (rep, benchmark) and seed.
@@ -279,14 +283,15 @@ impl Evidence {
     /// for analogies). `None` when either is missing or they share no seed.
     pub fn difference(&self, a: &Rep, b: &Rep, benchmark: &str, half: Half) -> Option<Difference> {
         let items = self.common_items(&[a, b], benchmark, half)?;
-        let of_b = self.seeds(b, benchmark)?;
-        let common: Vec<u64> = (self.seeds(a, benchmark)?.keys())
+        let (of_a, of_b) = (self.seeds(a, benchmark)?, self.seeds(b, benchmark)?);
+        let common: Vec<u64> = (of_a.keys())
             .filter(|s| of_b.contains_key(s))
             .copied()
             .collect();
         if common.is_empty() {
             return None;
         }
+        let seeds_left_out = common.len() < of_a.len().max(of_b.len());
         let (da, db) = (
             self.data(a, benchmark, &items, Some(&common)),
             self.data(b, benchmark, &items, Some(&common)),
@@ -311,6 +316,8 @@ impl Evidence {
             a: ea,
             b: eb,
             diff,
+            seeds: common,
+            seeds_left_out,
             mcnemar,
         })
     }
@@ -321,41 +328,52 @@ impl Evidence {
     /// together (a two-sample bootstrap whose group sizes vary a little between draws; pairs
     /// share words, which the draws ignore) and the seeds' spread at the seed count's degrees
     /// of freedom, as for every other score. The cosines are kept under [`COLLOCATED`] and
-    /// [`MATCHED`]; only pairs present for every seed of every table count. `None` when either
-    /// group is missing, empty, or the two tables were not trained with the same seeds.
+    /// [`MATCHED`]; the seeds read are those both tables have (as [`Evidence::difference`]
+    /// reads them), and only pairs present for every such seed count. `None` when either group
+    /// is missing or empty, or the tables share no seed.
     pub fn collocation_gap(&self, a: &Rep, b: Option<&Rep>) -> Option<Estimate> {
         let reps: Vec<&Rep> = std::iter::once(a).chain(b).collect();
-        let mut seeds: Option<Vec<u64>> = None;
-        let mut present = |group: &str| -> Option<Vec<usize>> {
-            let sets: Vec<&BTreeMap<u64, Values>> = reps
-                .iter()
-                .map(|r| self.seeds(r, group))
-                .collect::<Option<_>>()?;
-            for s in &sets {
-                let ids: Vec<u64> = s.keys().copied().collect();
-                match &seeds {
-                    Some(first) if *first != ids => return None,
-                    _ => seeds = Some(ids),
-                }
+        // The seeds every table has in both groups, as `difference` reads them.
+        let mut common: Option<BTreeSet<u64>> = None;
+        for r in &reps {
+            for g in [COLLOCATED, MATCHED] {
+                let ids: BTreeSet<u64> = self.seeds(r, g)?.keys().copied().collect();
+                common = Some(match common {
+                    Some(c) => c.intersection(&ids).copied().collect(),
+                    None => ids,
+                });
             }
-            let n = sets[0].values().next()?.len();
+        }
+        let common: Vec<u64> = common?.into_iter().collect();
+        if common.is_empty() {
+            return None;
+        }
+        // Pairs present for every common seed of every table.
+        let present = |group: &str| -> Option<Vec<usize>> {
+            let values: Vec<&Values> = reps
+                .iter()
+                .flat_map(|r| {
+                    let of = self.seeds(r, group).expect("checked above");
+                    common.iter().map(move |s| &of[s])
+                })
+                .collect();
+            let n = values[0].len();
             let items: Vec<usize> = (0..n)
-                .filter(|&i| sets.iter().all(|s| s.values().all(|v| v.present(i))))
+                .filter(|&i| values.iter().all(|v| v.present(i)))
                 .collect();
             (!items.is_empty()).then_some(items)
         };
         let (collocated, matched) = (present(COLLOCATED)?, present(MATCHED)?);
         let n_c = collocated.len();
-        // Each seed's cosines, collocated pairs first: item i < n_c is collocated.
+        // Each common seed's cosines, collocated pairs first: item i < n_c is collocated.
         let data = |rep: &Rep| -> Vec<Vec<f64>> {
             let cos =
                 |group: &str, seed: u64, i: usize| match &self.seeds(rep, group).unwrap()[&seed] {
                     Values::Cosines(c) => c[i].unwrap_or(f64::NAN),
                     Values::Outcomes(_) => f64::NAN,
                 };
-            self.seeds(rep, COLLOCATED)
-                .unwrap()
-                .keys()
+            common
+                .iter()
                 .map(|&s| {
                     let c = collocated.iter().map(|&i| cos(COLLOCATED, s, i));
                     c.chain(matched.iter().map(|&i| cos(MATCHED, s, i)))
@@ -383,10 +401,13 @@ impl Evidence {
         if !interval.estimate.is_finite() {
             return None;
         }
+        // A gap lies in [-2, 2], a difference of two in [-4, 4]; an undefined bound stays so.
+        let end = if b.is_some() { 4.0 } else { 2.0 };
+        let cut = |x: f64, f: fn(f64, f64) -> f64, e: f64| if x.is_nan() { x } else { f(x, e) };
         Some(Estimate {
             interval: Interval {
-                lo: interval.lo.max(-2.0),
-                hi: interval.hi.min(2.0),
+                lo: cut(interval.lo, f64::max, -end),
+                hi: cut(interval.hi, f64::min, end),
                 ..interval
             },
             items: n,
@@ -586,7 +607,25 @@ mod tests {
     }
 
     #[test]
-    fn a_collocation_gap_difference_is_paired_by_pair_and_needs_the_same_seeds() {
+    fn a_collocation_gap_carries_both_groups_spread() {
+        // Collocated cosines alternate 1 and 0 over 1,000 pairs (variance 0.25), matched ones
+        // 0.5 and 0.1 over 500 (variance 0.04): the gap 0.5 - 0.3 = 0.2 has the standard error
+        // sqrt(0.25 / 1000 + 0.04 / 500) = 0.01817, a 95% half-width of 0.0356 (one seed). An
+        // interval that held the matched pairs fixed would be 0.0310 wide each side.
+        let mut ev = Evidence::new(&[], &[]);
+        let c: Vec<f64> = (0..1000).map(|i| (i % 2) as f64).collect();
+        let m: Vec<f64> = (0..500).map(|i| [0.5, 0.1][i % 2]).collect();
+        gap_evidence(&[(1, c, m)], "m", &mut ev);
+        let e = ev
+            .collocation_gap(&Rep::new("m", "embedding", None), None)
+            .unwrap();
+        assert!((e.interval.estimate - 0.2).abs() < 1e-12);
+        let half = e.interval.hi - e.interval.estimate;
+        assert!((half - 0.0356).abs() < 0.002, "{e:?}");
+    }
+
+    #[test]
+    fn a_collocation_gap_difference_is_paired_by_pair_and_reads_the_common_seeds() {
         // b's collocated pairs are a's less 0.1, pair by pair; matched pairs equal: the
         // difference is 0.1 for every seed and every resample.
         let mut ev = Evidence::new(&[], &[]);
@@ -613,14 +652,21 @@ mod tests {
         let d = ev.collocation_gap(&ra, Some(&rb)).unwrap();
         assert!((d.interval.estimate - 0.1).abs() < 1e-9, "{d:?}");
         assert!(d.interval.hi - d.interval.lo < 1e-9, "{d:?}");
-        // Another seed set: no pairing, no difference.
+        // Another seed set: read on the seed both have (1), where c's collocated pairs are
+        // a's plus 0.2; none in common: no difference.
         let c: Vec<_> = [1, 3]
             .iter()
-            .map(|&s| (s, spread(s, 0.0), m.clone()))
+            .map(|&s| (s, spread(s, -0.2), m.clone()))
             .collect();
         gap_evidence(&c, "c", &mut ev);
-        assert!(ev
+        let d = ev
             .collocation_gap(&ra, Some(&Rep::new("c", "embedding", None)))
+            .unwrap();
+        assert!((d.interval.estimate + 0.2).abs() < 1e-9, "{d:?}");
+        let e = [(7, spread(7, 0.0), m.clone())];
+        gap_evidence(&e, "e", &mut ev);
+        assert!(ev
+            .collocation_gap(&ra, Some(&Rep::new("e", "embedding", None)))
             .is_none());
         // A table without its matched pairs has no gap.
         ev.insert(
@@ -655,6 +701,9 @@ mod tests {
         assert_eq!((d.diff.lo, d.diff.hi), (0.0, 0.0));
         assert!((d.a.interval.estimate - 0.5).abs() < 1e-12, "{d:?}");
         assert_eq!(d.mcnemar.len(), 2);
+        assert_eq!((d.seeds.as_slice(), d.seeds_left_out), (&[2, 3][..], true));
+        let same = ev.difference(&b, &b, "q", Half::All).unwrap();
+        assert!(!same.seeds_left_out);
         // No seed in common: no difference.
         let c = Rep::new("c", "embedding", None);
         ev.insert(c.clone(), "q", 9, Values::Outcomes(half));

@@ -92,7 +92,8 @@ pub struct SizeRow {
     pub representation: String,
     /// A similarity benchmark, or `training` for the gain at `[MASK]`.
     pub benchmark: String,
-    /// `spearman` (the score), `spearman_minus_untrained`, `context_gain_at_mask`, or
+    /// `spearman` (the score), `spearman_minus_untrained`, `largest_minus_this` (the largest
+    /// arm's score minus this arm's, [`change_with_size`]), `context_gain_at_mask`, or
     /// `corpus_tokens` (one row per arm, naming it even when nothing is measured there).
     pub quantity: String,
     pub value: f64,
@@ -175,7 +176,7 @@ fn kept(study: &Study) -> anyhow::Result<(Vec<ItemRow>, Vec<TidyRow>, usize)> {
     let (mut items, mut scores, mut found) = (Vec::new(), Vec::new(), 0);
     for name in models {
         let id = ModelId::from_name(name).expect("the models read are known models");
-        for &seed in study.cfg.seeds_of(id) {
+        for &seed in &study.cfg.seeds_of(id) {
             if !study.is_measured(id, seed)? {
                 continue;
             }
@@ -333,7 +334,8 @@ pub struct ArmItems {
 /// sizes answer, with the interval over pairs and seeds that every score has. The models of two
 /// arms are trained apart, so seed s of one is not paired with seed s of the other in any sense
 /// but their count: the per-seed differences spread as both arms' seeds do, which the seed
-/// term carries. Left out where either arm has fewer than two seeds or they differ in number.
+/// term carries. Read on the seeds measured at both sizes; left out where they are fewer
+/// than two.
 pub fn change_with_size(arms: &[ArmItems], benchmarks: &Benchmarks) -> Vec<SizeRow> {
     let Some(largest) = arms.iter().max_by_key(|a| a.arm) else {
         return Vec::new();
@@ -364,8 +366,9 @@ pub fn change_with_size(arms: &[ArmItems], benchmarks: &Benchmarks) -> Vec<SizeR
                     .filter_map(|i| i.seed)
                     .collect()
             };
-            let k = seeds(a.arm).len();
-            if k < 2 || seeds(largest.arm).len() != k {
+            // Seeds measured at both sizes (a seed not yet measured at one is left out).
+            let k = seeds(a.arm).intersection(&seeds(largest.arm)).count();
+            if k < 2 {
                 continue;
             }
             let evidence = super::evidence::from_rows(both, benchmarks);
@@ -706,9 +709,12 @@ mod tests {
         );
         // Every row on the smaller arm, none for the largest against itself.
         assert!(rows.iter().all(|r| r.arm == 0));
-        // Unequal seed counts: no change stated.
+        // Seeds measured at one size only are left out; fewer than two in common: no change.
         let uneven = [arm(0, false, &[1, 2]), arm(1, true, &[1, 2, 3])];
-        assert!(change_with_size(&uneven, &benchmarks).is_empty());
+        let on_two = change_with_size(&uneven, &benchmarks);
+        assert!(on_two.iter().all(|r| r.seeds == 2) && !on_two.is_empty());
+        let apart = [arm(0, false, &[1, 4]), arm(1, true, &[1, 2, 3])];
+        assert!(change_with_size(&apart, &benchmarks).is_empty());
         // The section shows the change beside the sizes' scores.
         let mut all = summarise(
             0,

@@ -44,7 +44,7 @@ pub fn measure_one(args: &Args, work: super::jobs::Work) -> anyhow::Result<()> {
         .dynamics
         .as_ref()
         .is_some_and(|d| d.pooled_snapshots);
-    for &seed in study.cfg.seeds_of(id) {
+    for &seed in &study.cfg.seeds_of(id) {
         match work {
             super::jobs::Work::Scores => drop(study.scores(id, seed)?),
             super::jobs::Work::Snapshots => drop(study.follow(id, seed, pooled)?),
@@ -95,7 +95,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     )?;
     let mut rows = Vec::new();
     for &id in &ids {
-        for &seed in study.cfg.seeds_of(id) {
+        for &seed in &study.cfg.seeds_of(id) {
             rows.extend(study.follow(id, seed, pooled)?);
         }
     }
@@ -106,7 +106,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut snapshot_items = Vec::new();
     let mut without = Vec::new();
     for &id in &ids {
-        for &seed in study.cfg.seeds_of(id) {
+        for &seed in &study.cfg.seeds_of(id) {
             let path = study.dynamics_items_path(id, seed, pooled);
             if crate::kept::exists(&path)? {
                 // Only the tables the curves read: the files also hold every other benchmark.
@@ -219,7 +219,7 @@ fn cost(study: &Study, ids: &[ModelId]) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     let mut without = Vec::new();
     for &id in ids {
-        for &seed in study.cfg.seeds_of(id) {
+        for &seed in &study.cfg.seeds_of(id) {
             let ledger = super::ledger::read(&super::ledger::path(&study.measured_dir(id, seed)))?;
             if ledger.is_empty() {
                 without.push(format!("{} seed {seed}", id.name()));

@@ -106,7 +106,7 @@ fn view(study: &Study, exp: Experiment) -> anyhow::Result<()> {
     let exp_name = name(exp);
     let mut rows = Vec::new();
     for id in models(exp, &study.cast) {
-        for &seed in study.cfg.seeds_of(id) {
+        for &seed in &study.cfg.seeds_of(id) {
             let mut scores = study.scores(id, seed)?;
             // The chance level of the held-out loss comes from the corpus and the objective,
             // not from the weights, so it is added here beside the unigram entropy (runs
@@ -155,7 +155,7 @@ fn view(study: &Study, exp: Experiment) -> anyhow::Result<()> {
     // Which per-item outcomes this experiment's numbers rest on, for the report's intervals.
     let mut measured = Vec::new();
     for id in models(exp, &study.cast) {
-        for &seed in study.cfg.seeds_of(id) {
+        for &seed in &study.cfg.seeds_of(id) {
             let path = study.items_path(id, seed);
             let relative = path.strip_prefix(&study.out).unwrap_or(&path);
             measured.push(super::evidence::Measured {
@@ -214,7 +214,7 @@ fn write_curves(study: &Study, exp: Experiment, dir: &Path) -> anyhow::Result<()
         if id.is_word2vec() || id == ModelId::Untrained {
             continue;
         }
-        for &seed in study.cfg.seeds_of(id) {
+        for &seed in &study.cfg.seeds_of(id) {
             for p in study.curve(id, seed)? {
                 rows.push(CurveRow {
                     model: id.name(),
@@ -801,7 +801,7 @@ impl View<'_> {
         let models = [cast.frozen_reference, cast.frozen];
         for id in models {
             let mut by_step: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-            for &seed in self.study.cfg.seeds_of(id) {
+            for &seed in &self.study.cfg.seeds_of(id) {
                 for p in self.study.curve(id, seed)? {
                     if p.split == "heldout" {
                         by_step.entry(p.step).or_default().push(p.loss);

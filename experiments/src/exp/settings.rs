@@ -113,7 +113,8 @@ impl Default for CollocationConfig {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
-    /// Every model is trained once per seed; figures show the mean and the min-max spread.
+    /// Every model is trained once per seed (fewer where `[seed_counts]` says so); figures
+    /// show the mean and the min-max spread.
     pub seeds: Vec<u64>,
     pub corpus: CorpusConfig,
     pub model: ModelSettings,
@@ -144,17 +145,30 @@ pub struct Config {
     /// many of `seeds`), for variants whose answers need fewer; a model not named trains at
     /// every seed ([`Config::seeds_of`]).
     pub seed_counts: std::collections::BTreeMap<String, usize>,
+    /// `seeds` as the config gave them, before `--seed` replaced them: what `[seed_counts]`
+    /// counts from.
+    #[serde(skip)]
+    pub planned_seeds: Vec<u64>,
 }
 
 impl Config {
-    /// The seeds `model` is trained and read at: the first `[seed_counts]` of `seeds` where
-    /// the config names it (all of them when `--seed` left fewer), else all of `seeds`.
-    pub fn seeds_of(&self, model: ModelId) -> &[u64] {
-        let n = self
-            .seed_counts
-            .get(model.name())
-            .map_or(self.seeds.len(), |&n| n.min(self.seeds.len()));
-        &self.seeds[..n]
+    /// The seeds `model` is trained and read at: those of `seeds` among the first
+    /// `[seed_counts]` of the config's own seeds where it names the model (so `--seed 8` gives
+    /// none for a model planned at seeds 1-5), else all of `seeds`.
+    pub fn seeds_of(&self, model: ModelId) -> Vec<u64> {
+        let Some(&n) = self.seed_counts.get(model.name()) else {
+            return self.seeds.clone();
+        };
+        let plan = if self.planned_seeds.is_empty() {
+            &self.seeds
+        } else {
+            &self.planned_seeds
+        };
+        let planned = &plan[..n.min(plan.len())];
+        (self.seeds.iter())
+            .filter(|s| planned.contains(s))
+            .copied()
+            .collect()
     }
 }
 
@@ -206,6 +220,7 @@ impl Default for Config {
             sweep: SweepConfig::default(),
             frozen_embedding_std: None,
             seed_counts: Default::default(),
+            planned_seeds: Vec::new(),
         }
     }
 }
@@ -582,6 +597,7 @@ pub fn load_config_from(args: &Args, exp: &str) -> anyhow::Result<(Config, Optio
             .map_or("the built-in defaults".into(), |p| p.display().to_string());
         anyhow::bail!("{source}: {e}");
     }
+    cfg.planned_seeds = cfg.seeds.clone();
     if let Some(s) = args.seed {
         cfg.seeds = vec![s];
     }
@@ -739,9 +755,13 @@ mod recipe_tests {
         assert!(check_recipe(&c).is_ok());
         assert_eq!(c.seeds_of(ModelId::SharedQk), [4, 2]);
         assert_eq!(c.seeds_of(ModelId::Mlm), [4, 2, 9]);
-        // `--seed` leaves one seed: every model reads it.
+        // `--seed` leaves one seed: a model planned at fewer reads it only if it is among them.
+        c.planned_seeds = vec![4, 2, 9];
         c.seeds = vec![9];
-        assert_eq!(c.seeds_of(ModelId::SharedQk), [9]);
+        assert_eq!(c.seeds_of(ModelId::SharedQk), Vec::<u64>::new());
+        assert_eq!(c.seeds_of(ModelId::Mlm), [9]);
+        c.seeds = vec![2];
+        assert_eq!(c.seeds_of(ModelId::SharedQk), [2]);
         assert_eq!(
             ModelId::from_name("transformer-mlm-no-attention-untied-head"),
             Some(ModelId::NoAttentionUntied)

@@ -78,7 +78,9 @@ use crate::runs::{self, TransformerKey};
 /// pairs), and contextuality on sentences through the final LayerNorm too
 /// (`contextuality-sentences-norm`). Version 5, like 4, is taken by configs with a dev split
 /// alone; the round's models measured at 4 are measured again (those whose weights are gone
-/// are trained again: training is exact, so their losses are the same).
+/// are trained again, on the backend that trained them first: exact there, so the same
+/// losses). The pairs' cosines are written at every version by this code, so a version-3
+/// items file measured now holds them and one committed earlier does not; readers take both.
 const SCORES_VERSION: u32 = 5;
 const SCORES_VERSION_THREE_SEED_STUDY: u32 = 3;
 
@@ -594,7 +596,7 @@ impl Study {
     ) -> anyhow::Result<Vec<(ModelId, u64)>> {
         let mut missing = Vec::new();
         for &id in ids {
-            for &s in self.cfg.seeds_of(id) {
+            for &s in &self.cfg.seeds_of(id) {
                 if !kept(id, s)? {
                     missing.push((id, s));
                 }
@@ -847,8 +849,8 @@ impl Study {
         let (mut rows, mut items) =
             evaluate_table_items(table, &self.benchmarks, &self.cfg.eval, template);
         rows.extend(collocation_rows(table, &self.pairs, template));
-        // The pairs' cosines of the tables whose collocation gap the report states (a layer's
-        // would add a few hundred kilobytes a model for a figure without intervals).
+        // The pairs' cosines of the tables whose collocation gap the report states (every
+        // layer's would multiply the kept files for a figure drawn without intervals).
         if matches!(
             template.representation.as_str(),
             "embedding" | "lm_head" | "static"
@@ -1345,7 +1347,8 @@ pub(crate) fn collocations(
 }
 
 /// A table's collocated and frequency-matched pairs' cosines as item rows of `template`
-/// (benchmark `collocation`, kinds `collocated` and `matched`), kept from scores version 5 on.
+/// (benchmark `collocation`, kinds `collocated` and `matched`): what version 5 adds; readers
+/// fall back to an interval over seeds where they are missing.
 pub(crate) fn collocation_items(
     table: &WordVectors,
     pairs: &CollocationPairs,
