@@ -140,7 +140,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     println!("wrote {}", dir.display());
     if dynamics.findings {
         super::paper::views(args, path.as_deref(), &study)?;
-        super::report::write(&args.out, study.cast)?;
+        super::report::write(&args.out, study.cast, Some(&study.describe()))?;
     }
     cost(&study, &ids)
 }

@@ -1494,7 +1494,10 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
 /// read.
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let cfg = super::settings::load_config(args, "paper")?;
-    write(&args.out, cfg.roles.cast()?)
+    let cast = cfg.roles.cast()?;
+    // What the models are, from the config and corpus that trained them (nothing is trained).
+    let models = super::study::Study::load(args, cfg)?.describe();
+    write(&args.out, cast, Some(&models))
 }
 
 /// The similarity sets the attention forms' pair scores are tabled on (the README's three).
@@ -1859,9 +1862,10 @@ fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
 }
 
 /// `out/REPORT.md` from the comparisons under `out`.
-pub fn write(out: &Path, cast: Cast) -> anyhow::Result<()> {
+pub fn write(out: &Path, cast: Cast, models: Option<&str>) -> anyhow::Result<()> {
     let src = Sources::load(out, cast)?;
-    let mut body = findings(&src);
+    let mut body = models.map_or(String::new(), |m| format!("{m}\n"));
+    body.push_str(&findings(&src));
     pretrained_section(&mut body, out)?;
     forms_section(&mut body, out)?;
     // Each answer along the budget, once `--exp dynamics` has written its curves.

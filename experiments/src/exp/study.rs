@@ -1715,6 +1715,37 @@ fn kept(r: &TidyRow) -> bool {
 
 impl Study {
     /// Corpus tokens in one optimiser step (words only: `[CLS]` and `[SEP]` are not read).
+    /// What the study's models are, for the report beside its answers: the reference masked
+    /// LM's size (parameters counted from its initialisation), its training budget and corpus,
+    /// against the models the measures come from.
+    pub fn describe(&self) -> String {
+        use burn::module::Module;
+        let (model, training) = self.variant(ModelId::Mlm, self.cfg.seeds[0]);
+        let params = model.init(&self.device).num_params();
+        let seen = training.steps as u64 * self.tokens_per_step();
+        let corpus = self.corpus.encoded.n_tokens() as u64;
+        let train = (self.seqs.n_train() * (self.seqs.seq_len - 2)) as u64;
+        let passes = seen as f64 / train as f64;
+        // A toy run reads a sliver of the corpus: its share would print as 0.0.
+        let passes = if passes >= 0.1 {
+            format!("{passes:.1}")
+        } else {
+            format!("{passes:.4}")
+        };
+        format!(
+            "**The models.** The study's masked LM (tied head) has {params} parameters: d_model {}, {} layers, {} heads, d_ff {}, a {}-token context and a vocabulary of {} whole words (the other transformers differ from it as their names say; an untied head adds an output matrix). Each trains {} steps of {} tokens, {seen} tokens seen, {passes} passes over the {train}-token training split of the {corpus}-token corpus {}. The papers the measures come from read BERT-base and GPT-2: about 110M parameters, subword vocabularies, 10^9-10^11 tokens of training. Every answer below is about models of this size and budget; one that still moves along the budget (\"How each answer moves with the budget\") could move further with more, and none is measured at BERT's scale here.\n",
+            model.d_model,
+            model.n_layers,
+            model.n_heads,
+            model.d_ff,
+            training.seq_len,
+            self.corpus.vocab.len(),
+            training.steps,
+            self.tokens_per_step(),
+            self.corpus.source.display(),
+        )
+    }
+
     pub fn tokens_per_step(&self) -> u64 {
         (self.cfg.training.batch_size * (self.cfg.training.seq_len - 2)) as u64
     }
