@@ -413,11 +413,11 @@ fn paper_layers_quick_scores_every_layer_caches_models_and_reports() {
     // What the models are, from the config that trained them (--quick: d_model 32, 2 layers,
     // 2 heads, d_ff 64, 32-token context; 5 epochs of 8 steps of 8 x 30 corpus tokens).
     assert!(
-        md.contains("**The models.** The study's masked LM (tied head) has ")
-            && md.contains(
-                " parameters: d_model 32, 2 layers, 2 heads, d_ff 64, a 32-token context"
-            )
-            && md.contains("Each trains 40 steps of 240 tokens, 9600 tokens seen, 0.0046 passes"),
+        md.contains(
+            "**The models** (experiments/configs/paper.toml). The study's masked LM (tied head) has "
+        ) && md.contains(" parameters: d_model 32, 2 layers, 2 heads, d_ff 64, a 32-token context")
+            && md.contains("Each trains up to 40 steps of 240 tokens (the plateau rule")
+            && md.contains("), 9600 tokens seen, 0.0046 passes over the "),
         "{md}"
     );
 }

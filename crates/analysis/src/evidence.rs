@@ -333,18 +333,7 @@ impl Evidence {
     /// is missing or empty, or the tables share no seed.
     pub fn collocation_gap(&self, a: &Rep, b: Option<&Rep>) -> Option<Estimate> {
         let reps: Vec<&Rep> = std::iter::once(a).chain(b).collect();
-        // The seeds every table has in both groups, as `difference` reads them.
-        let mut common: Option<BTreeSet<u64>> = None;
-        for r in &reps {
-            for g in [COLLOCATED, MATCHED] {
-                let ids: BTreeSet<u64> = self.seeds(r, g)?.keys().copied().collect();
-                common = Some(match common {
-                    Some(c) => c.intersection(&ids).copied().collect(),
-                    None => ids,
-                });
-            }
-        }
-        let common: Vec<u64> = common?.into_iter().collect();
+        let common = self.collocation_seeds(a, b);
         if common.is_empty() {
             return None;
         }
@@ -412,6 +401,24 @@ impl Evidence {
             },
             items: n,
         })
+    }
+
+    /// The seeds [`Evidence::collocation_gap`] reads for `a` (and `b`): those whose collocated
+    /// and matched pairs' cosines every table has.
+    pub fn collocation_seeds(&self, a: &Rep, b: Option<&Rep>) -> Vec<u64> {
+        let mut common: Option<BTreeSet<u64>> = None;
+        for r in std::iter::once(a).chain(b) {
+            for g in [COLLOCATED, MATCHED] {
+                let ids: BTreeSet<u64> = self
+                    .seeds(r, g)
+                    .map_or_else(BTreeSet::new, |m| m.keys().copied().collect());
+                common = Some(match common {
+                    Some(c) => c.intersection(&ids).copied().collect(),
+                    None => ids,
+                });
+            }
+        }
+        common.unwrap_or_default().into_iter().collect()
     }
 
     /// The layer of (model, representation) with the best seed mean on the dev half.
@@ -653,16 +660,19 @@ mod tests {
         assert!((d.interval.estimate - 0.1).abs() < 1e-9, "{d:?}");
         assert!(d.interval.hi - d.interval.lo < 1e-9, "{d:?}");
         // Another seed set: read on the seed both have (1), where c's collocated pairs are
-        // a's plus 0.2; none in common: no difference.
-        let c: Vec<_> = [1, 3]
-            .iter()
-            .map(|&s| (s, spread(s, -0.2), m.clone()))
-            .collect();
+        // a's plus 0.2 (its seed 3 far off: read by position against a's seed 2, it would
+        // show); none in common: no difference.
+        let c = [
+            (1, spread(1, -0.2), m.clone()),
+            (3, spread(3, 5.0), m.clone()),
+        ];
         gap_evidence(&c, "c", &mut ev);
-        let d = ev
-            .collocation_gap(&ra, Some(&Rep::new("c", "embedding", None)))
-            .unwrap();
+        let rc = Rep::new("c", "embedding", None);
+        let d = ev.collocation_gap(&ra, Some(&rc)).unwrap();
         assert!((d.interval.estimate + 0.2).abs() < 1e-9, "{d:?}");
+        assert!(d.interval.hi - d.interval.lo < 1e-9, "{d:?}");
+        assert_eq!(ev.collocation_seeds(&ra, Some(&rc)), [1]);
+        assert_eq!(ev.collocation_seeds(&ra, None), [1, 2]);
         let e = [(7, spread(7, 0.0), m.clone())];
         gap_evidence(&e, "e", &mut ev);
         assert!(ev

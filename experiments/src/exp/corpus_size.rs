@@ -129,6 +129,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         // `--seed` names one seed for every arm; otherwise the plan's.
         if args.seed.is_none() && !plan.seeds.is_empty() {
             cfg.seeds = plan.seeds.clone();
+            // What `[seed_counts]` counts from: the plan's seeds, read at every arm.
+            cfg.planned_seeds = plan.seeds.clone();
         }
         let study = Study::load(&arm_args, cfg).with_context(|| arm_name.clone())?;
         let (items, scores, seeds) = kept(&study).with_context(|| arm_name.clone())?;
@@ -375,7 +377,11 @@ pub fn change_with_size(arms: &[ArmItems], benchmarks: &Benchmarks) -> Vec<SizeR
             let big = Rep::new(&format!("{model}@{}", largest.arm), representation, None);
             let small = Rep::new(&format!("{model}@{}", a.arm), representation, None);
             for bench in BENCHMARKS {
-                if let Some(d) = evidence.difference(&big, &small, bench, Half::All) {
+                let Some(d) = evidence.difference(&big, &small, bench, Half::All) else {
+                    continue;
+                };
+                // The seeds the difference read (both sizes measured them on this benchmark).
+                if d.seeds.len() >= 2 {
                     rows.push(SizeRow {
                         arm: a.arm,
                         label: a.label.clone(),
@@ -387,7 +393,7 @@ pub fn change_with_size(arms: &[ArmItems], benchmarks: &Benchmarks) -> Vec<SizeR
                         value: d.diff.estimate,
                         lo: d.diff.lo,
                         hi: d.diff.hi,
-                        seeds: k,
+                        seeds: d.seeds.len(),
                         items: d.a.items,
                     });
                 }

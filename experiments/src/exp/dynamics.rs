@@ -140,7 +140,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     println!("wrote {}", dir.display());
     if dynamics.findings {
         super::paper::views(args, path.as_deref(), &study)?;
-        super::report::write(&args.out, study.cast, Some(&study.describe()))?;
+        let config = super::report::config_label(path.as_deref());
+        super::report::write(&args.out, study.cast, Some(&study.describe(&config)))?;
     }
     cost(&study, &ids)
 }

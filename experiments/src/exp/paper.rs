@@ -76,9 +76,12 @@ pub fn all(args: &Args) -> anyhow::Result<()> {
     let (cfg, path) = load_config_from(args, "paper")?;
     let study = Study::load(args, cfg)?;
     views(args, path.as_deref(), &study)?;
+    let config = super::report::config_label(path.as_deref());
+    let models = study.describe(&config);
+    let cast = study.cast;
     drop(study);
     println!("== report");
-    super::report::run(args)?;
+    super::report::write(&args.out, cast, Some(&models))?;
     println!(
         "all experiments in {:.1} min",
         started.elapsed().as_secs_f64() / 60.0

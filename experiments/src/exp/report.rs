@@ -981,31 +981,52 @@ fn objective_section(w: &mut String, src: &Sources) {
                 let k = src.values(Experiment::Objective, &rep, "collocation", "matched_cosine");
                 c.iter().zip(&k).map(|(c, k)| c - k).collect()
             };
-            // With the pairs' cosines kept (scores version 5 on), the interval carries the pairs
-            // and the seeds; without them, the seeds alone (said beside it).
-            let kept = |x: &Rep, y: Option<&Rep>| {
-                src.evidence
-                    .as_ref()
-                    .and_then(|ev| ev.collocation_gap(x, y))
+            // With the pairs' cosines kept (scores version 5 on) for every seed measured, the
+            // interval carries the pairs and the seeds; where some seeds lack them, the seeds
+            // alone (said beside it), so that the gap rests on every seed either way.
+            let kept = |x: &Rep, y: Option<&Rep>, seeds: usize| {
+                let ev = src.evidence.as_ref()?;
+                let with_pairs = ev.collocation_seeds(x, y).len();
+                (with_pairs >= seeds).then(|| ev.collocation_gap(x, y))?
             };
             let gap_iv = |m: ModelId, r: &str| -> Option<String> {
                 let rep = Rep::new(m.name(), r, None);
-                if let Some(e) = kept(&rep, None) {
+                let g = gap_of(m, r);
+                if let Some(e) = kept(&rep, None, g.len()) {
                     return Some(fmt_iv(&e.interval));
                 }
-                let g = gap_of(m, r);
                 (g.len() >= 2).then(|| format!("{} (seeds only)", fmt_iv(&seed_mean(&g))))
             };
-            let gap_difference = |x: ModelId, y: ModelId| -> Option<(Interval, &str)> {
+            let gap_difference = |x: ModelId, y: ModelId| -> Option<(Interval, String)> {
                 let (rx, ry) = (
                     Rep::new(x.name(), "embedding", None),
                     Rep::new(y.name(), "embedding", None),
                 );
-                if let Some(e) = kept(&rx, Some(&ry)) {
-                    return Some((e.interval, "pairs and seeds"));
-                }
                 let (ga, gb) = (gap_of(x, "embedding"), gap_of(y, "embedding"));
-                (ga.len() >= 2 && gb.len() >= 2).then(|| (seed_difference(&ga, &gb), "seeds only"))
+                // The seeds both were measured at, as the difference with pairs reads them.
+                let shared = {
+                    let seeds = |m: ModelId| {
+                        src.seed_means(Experiment::Objective, m.name(), |r: &TidyRow| {
+                            r.representation == "embedding" && r.metric == "collocated_cosine"
+                        })
+                    };
+                    let sy = seeds(y);
+                    seeds(x)
+                        .iter()
+                        .filter(|(s, _)| sy.iter().any(|(t, _)| t == s))
+                        .count()
+                };
+                if let Some(e) = kept(&rx, Some(&ry), shared) {
+                    let left_out = shared < ga.len().max(gb.len());
+                    let carries = if left_out {
+                        format!("pairs and the {shared} seeds both have")
+                    } else {
+                        "pairs and seeds".into()
+                    };
+                    return Some((e.interval, carries));
+                }
+                (ga.len() >= 2 && gb.len() >= 2)
+                    .then(|| (seed_difference(&ga, &gb), "seeds only".to_string()))
             };
             // Every model's vectors, and an untied model's output matrix beside its input
             // embedding: a tied head's embedding is both, an untied one's is not.
@@ -1490,14 +1511,42 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--exp report`. The config names the roles (paper.toml's by default); nothing else of it is
-/// read.
+/// `--exp report`. The config names the roles (paper.toml's by default) and says what the
+/// models are (the paragraph "The models", from the config and its corpus: nothing is
+/// trained; left out, with a warning, where the corpus cannot be read).
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let cfg = super::settings::load_config(args, "paper")?;
+    let (cfg, path) = super::settings::load_config_from(args, "paper")?;
     let cast = cfg.roles.cast()?;
-    // What the models are, from the config and corpus that trained them (nothing is trained).
-    let models = super::study::Study::load(args, cfg)?.describe();
-    write(&args.out, cast, Some(&models))
+    let models = describe(args, cfg, path.as_deref());
+    write(&args.out, cast, models.as_deref())
+}
+
+/// How the report names a config file: relative to the repository root where it lies under it
+/// (a committed report names no machine's paths).
+pub fn config_label(path: Option<&Path>) -> String {
+    let Some(p) = path else {
+        return "the built-in defaults".into();
+    };
+    let root = crate::paths::repo_root().canonicalize().ok();
+    match (p.canonicalize().ok(), root) {
+        (Some(p), Some(root)) if p.starts_with(&root) => {
+            p.strip_prefix(&root).unwrap_or(&p).display().to_string()
+        }
+        _ => p.display().to_string(),
+    }
+}
+
+/// [`super::study::Study::describe`] of `cfg`, or `None` (with a warning) where the study
+/// cannot be loaded: the report's answers do not need it.
+pub fn describe(args: &Args, cfg: super::settings::Config, path: Option<&Path>) -> Option<String> {
+    let config = config_label(path);
+    match super::study::Study::load(args, cfg) {
+        Ok(study) => Some(study.describe(&config)),
+        Err(e) => {
+            eprintln!("warning: the report says nothing of what the models are: {e:#}");
+            None
+        }
+    }
 }
 
 /// The similarity sets the attention forms' pair scores are tabled on (the README's three).
@@ -1876,7 +1925,7 @@ pub fn write(out: &Path, cast: Cast, models: Option<&str>) -> anyhow::Result<()>
     if let Some(rows) = super::corpus_size::read_summary(out)? {
         body.push_str(&super::corpus_size::section(&rows));
     }
-    let mut report = String::from("# embedlab report\n\nGenerated by `cargo run -p experiments -- --exp report` from the CSVs under this directory and the per-item outcomes under `measurements/`. Do not edit by hand.\n\n");
+    let mut report = String::from("# embedlab report\n\nGenerated by `cargo run -p experiments -- --exp report` from the CSVs under this directory and the per-item outcomes under `measurements/` (what the models are: from the config named below). Do not edit by hand.\n\n");
     report.push_str(&body);
     let path = out.join("REPORT.md");
     corpus::io::write_atomic(&path, |w| w.write_all(report.as_bytes()))
@@ -2870,6 +2919,57 @@ mod tests {
             "{}",
             lines[1]
         );
+    }
+
+    /// A comparison of two representations trained at different seed counts is read on the
+    /// seeds both have, and says so: a at seeds 1-3 (seed 3 answers every question), b at 1-2;
+    /// both answer half of 100 questions at seeds 1 and 2, so the difference is exactly 0.
+    #[test]
+    fn a_comparison_says_when_it_left_seeds_out() {
+        let half: Vec<Option<bool>> = (0..100).map(|i| Some(i % 2 == 0)).collect();
+        let row = |model: &str, seed: u64, outcomes: &[Option<bool>]| output::ItemRow {
+            model: model.into(),
+            representation: "embedding".into(),
+            layer: None,
+            benchmark: "q".into(),
+            kind: "3CosAdd".into(),
+            seed: Some(seed),
+            values: output::encode_outcomes(outcomes),
+        };
+        let rows = vec![
+            row("a", 1, &half),
+            row("a", 2, &half),
+            row("a", 3, &[Some(true); 100]),
+            row("b", 1, &half),
+            row("b", 2, &half),
+        ];
+        let ev = crate::exp::evidence::from_rows(
+            rows,
+            &Benchmarks {
+                analogy: Vec::new(),
+                similarity: Vec::new(),
+            },
+        );
+        let line = comparison(
+            &ev,
+            &fixed("A", "a", "embedding"),
+            &fixed("B", "b", "embedding"),
+            "q",
+        )
+        .unwrap();
+        assert!(
+            line.starts_with("A 0.500 [") && line.contains("on the same 100 items and the 2 seeds both have: difference 0.000 [0.000, 0.000]"),
+            "{line}"
+        );
+        // The same seeds on both sides: nothing said.
+        let same = comparison(
+            &ev,
+            &fixed("B", "b", "embedding"),
+            &fixed("B", "b", "embedding"),
+            "q",
+        )
+        .unwrap();
+        assert!(same.contains("on the same 100 items: difference"), "{same}");
     }
 
     /// Contextuality on sentences through the final LayerNorm, and the untied masked LM beside

@@ -159,6 +159,7 @@ impl Config {
         let Some(&n) = self.seed_counts.get(model.name()) else {
             return self.seeds.clone();
         };
+        // A config built in code rather than loaded has no plan apart from its seeds.
         let plan = if self.planned_seeds.is_empty() {
             &self.seeds
         } else {

@@ -78,8 +78,8 @@ use crate::runs::{self, TransformerKey};
 /// pairs), and contextuality on sentences through the final LayerNorm too
 /// (`contextuality-sentences-norm`). Version 5, like 4, is taken by configs with a dev split
 /// alone; the round's models measured at 4 are measured again (those whose weights are gone
-/// are trained again, on the backend that trained them first: exact there, so the same
-/// losses). The pairs' cosines are written at every version by this code, so a version-3
+/// are trained again, and must retrace their kept curves within `RETRACE_TOLERANCE` before
+/// anything is measured on them). The pairs' cosines are written at every version by this code, so a version-3
 /// items file measured now holds them and one committed earlier does not; readers take both.
 const SCORES_VERSION: u32 = 5;
 const SCORES_VERSION_THREE_SEED_STUDY: u32 = 3;
@@ -1347,8 +1347,9 @@ pub(crate) fn collocations(
 }
 
 /// A table's collocated and frequency-matched pairs' cosines as item rows of `template`
-/// (benchmark `collocation`, kinds `collocated` and `matched`): what version 5 adds; readers
-/// fall back to an interval over seeds where they are missing.
+/// (benchmark `collocation`, kinds `collocated` and `matched`), written at every scores
+/// version by this code (version 5 is the first whose every model has them); readers fall
+/// back to an interval over seeds where they are missing.
 pub(crate) fn collocation_items(
     table: &WordVectors,
     pairs: &CollocationPairs,
@@ -1714,13 +1715,18 @@ fn kept(r: &TidyRow) -> bool {
 }
 
 impl Study {
-    /// Corpus tokens in one optimiser step (words only: `[CLS]` and `[SEP]` are not read).
     /// What the study's models are, for the report beside its answers: the reference masked
     /// LM's size (parameters counted from its initialisation), its training budget and corpus,
-    /// against the models the measures come from.
-    pub fn describe(&self) -> String {
+    /// against the models the transformer measures come from; `config` names the file it
+    /// describes.
+    pub fn describe(&self, config: &str) -> String {
         use burn::module::Module;
         let (model, training) = self.variant(ModelId::Mlm, self.cfg.seeds[0]);
+        let head = if model.tie_lm_head {
+            "tied head"
+        } else {
+            "untied head"
+        };
         let params = model.init(&self.device).num_params();
         let seen = training.steps as u64 * self.tokens_per_step();
         let corpus = self.corpus.encoded.n_tokens() as u64;
@@ -1733,7 +1739,7 @@ impl Study {
             format!("{passes:.4}")
         };
         format!(
-            "**The models.** The study's masked LM (tied head) has {params} parameters: d_model {}, {} layers, {} heads, d_ff {}, a {}-token context and a vocabulary of {} whole words (the other transformers differ from it as their names say; an untied head adds an output matrix). Each trains {} steps of {} tokens, {seen} tokens seen, {passes} passes over the {train}-token training split of the {corpus}-token corpus {}. The papers the measures come from read BERT-base and GPT-2: about 110M parameters, subword vocabularies, 10^9-10^11 tokens of training. Every answer below is about models of this size and budget; one that still moves along the budget (\"How each answer moves with the budget\") could move further with more, and none is measured at BERT's scale here.\n",
+            "**The models** ({config}). The study's masked LM ({head}) has {params} parameters: d_model {}, {} layers, {} heads, d_ff {}, a {}-token context and a vocabulary of {} whole words (the other transformers differ from it as their names say; an untied head adds an output matrix). Each trains up to {} steps of {} tokens (the plateau rule can stop one earlier; each model's `curve.csv` says where it stopped), {seen} tokens seen, {passes} passes over the {train}-token training split of the {corpus}-token corpus {}. Ethayarajh, Bommasani et al. and Saponati et al. read BERT-base and GPT-2: 110M and 124M parameters, subword vocabularies, 10^9-10^11 tokens of training. Every answer below is about models of this size and budget; one that still moves along the budget (\"How each answer moves with the budget\") could move further with more, and none is measured at BERT's scale here.\n",
             model.d_model,
             model.n_layers,
             model.n_heads,
@@ -1742,10 +1748,11 @@ impl Study {
             self.corpus.vocab.len(),
             training.steps,
             self.tokens_per_step(),
-            self.corpus.source.display(),
+            self.corpus_config().path.display(),
         )
     }
 
+    /// Corpus tokens in one optimiser step (words only: `[CLS]` and `[SEP]` are not read).
     pub fn tokens_per_step(&self) -> u64 {
         (self.cfg.training.batch_size * (self.cfg.training.seq_len - 2)) as u64
     }
