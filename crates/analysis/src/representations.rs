@@ -170,6 +170,49 @@ impl crate::layered::Layered for WholeWord<'_> {
     }
 }
 
+/// One of our transformers read under both readouts from one forward pass: layers `0..=N` of
+/// the raw residual stream, then the same `0..=N` through the final LayerNorm, as one list of
+/// `2 (N + 1)` layers. `inner.readout.final_norm` is ignored; the rest of `inner` (causal
+/// attention, padding, which ids are words) applies to both halves.
+///
+/// The per-layer measures treat every layer alike and draw their samples from positions, not
+/// vectors ([`crate::geometry::contextuality`]), so each half gives what reading that readout
+/// alone gives, to the last bit, for one forward pass instead of two.
+pub struct BothReadouts<'a> {
+    pub inner: WholeWord<'a>,
+}
+
+impl crate::layered::Layered for BothReadouts<'_> {
+    fn n_layers(&self) -> usize {
+        2 * crate::layered::Layered::n_layers(&self.inner)
+    }
+
+    fn width(&self) -> usize {
+        crate::layered::Layered::width(&self.inner)
+    }
+
+    fn word_states(&self, rows: &[u32], seq_len: usize) -> crate::layered::WordStates {
+        let w = &self.inner;
+        let ids: Vec<i64> = rows.iter().map(|&x| x as i64).collect();
+        let b = ids.len() / seq_len;
+        let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, seq_len]), w.device);
+        let mask = w.pad.map(|p| tokens.clone().equal_elem(p as i64));
+        let raw = w.model.forward(tokens, mask, w.readout.causal).hidden;
+        let normed: Vec<Tensor<3>> = raw
+            .iter()
+            .map(|h| w.model.final_norm.forward(h.clone()))
+            .collect();
+        crate::layered::WordStates {
+            layers: raw
+                .into_iter()
+                .chain(normed)
+                .map(|h| h.into_data().try_into_vec::<f32>().expect("f32"))
+                .collect(),
+            present: rows.iter().map(|&id| id < w.n_words).collect(),
+        }
+    }
+}
+
 /// The input embedding rows of `words` (ids `0..words.len()`).
 pub fn embedding_table(model: &Transformer, words: &[String]) -> WordVectors {
     let e = model.token_embedding_matrix();

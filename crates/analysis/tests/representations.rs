@@ -586,3 +586,62 @@ fn a_padded_sentence_reads_as_the_same_sentence_alone() {
         }
     }
 }
+
+#[test]
+fn both_readouts_from_one_pass_give_each_readout_read_alone() {
+    let _serial = serial();
+    use analysis::geometry::{contextuality, LayerContextuality};
+    use analysis::representations::{BothReadouts, WholeWord};
+    let c = corpus();
+    let m = model(c.vocab.len_with_specials(), QkvTying::Untied);
+    let device = Device::flex();
+    let (seq_len, n_seq) = (8, 40);
+    let pad = c.vocab.specials().pad;
+    let full: Vec<u32> = c.encoded.ids[..n_seq * seq_len].to_vec();
+    // Rows of 5 words and 3 pads: the form the sentences are read in.
+    let padded: Vec<u32> = c.encoded.ids[..n_seq * 5]
+        .chunks(5)
+        .flat_map(|w| w.iter().copied().chain([pad; 3]))
+        .collect();
+    let track = [0, 1, 2, 5];
+    for (rows, pad) in [(&full, None), (&padded, Some(pad))] {
+        for causal in [false, true] {
+            let reader = |final_norm| WholeWord {
+                pad,
+                readout: Readout { causal, final_norm },
+                ..raw_reader(&m, &c, &device)
+            };
+            let both = BothReadouts {
+                inner: reader(false),
+            };
+            let got = contextuality(&both, rows, seq_len, n_seq, &track, 10, 500, 3);
+            let n = m.blocks.len() + 1;
+            assert_eq!(got.len(), 2 * n);
+            for (half, final_norm) in [(&got[..n], false), (&got[n..], true)] {
+                let alone = contextuality(
+                    &reader(final_norm),
+                    rows,
+                    seq_len,
+                    n_seq,
+                    &track,
+                    10,
+                    500,
+                    3,
+                );
+                assert_eq!(alone.len(), n);
+                for (g, a) in half.iter().zip(&alone) {
+                    assert_eq!(g.layer % n, a.layer);
+                    assert!(a.words > 0 && a.self_similarity.is_finite(), "{a:?}");
+                    let g = LayerContextuality {
+                        layer: a.layer,
+                        ..g.clone()
+                    };
+                    // Debug prints every f64 exactly: equal text is equal bits.
+                    assert_eq!(format!("{g:?}"), format!("{a:?}"));
+                }
+            }
+            // The two halves are two readouts, not one read twice.
+            assert_ne!(got[n - 1].anisotropy, got[2 * n - 1].anisotropy);
+        }
+    }
+}

@@ -37,10 +37,10 @@ use analysis::geometry::{
     embedding_scale, linear_cka_wide, linear_cka_wide_null, project_rows, qkv_per_layer,
     random_projection_cka,
 };
-use analysis::representations::WholeWord;
 use analysis::representations::{
     aggregated, decontextualized, embedding_table, lm_head_table, Aggregated, Readout,
 };
+use analysis::representations::{BothReadouts, WholeWord};
 use burn::module::Module;
 use burn::tensor::Device;
 use corpus::{Corpus, CorpusConfig};
@@ -1144,52 +1144,57 @@ impl Study {
             .step_by((top as usize / c.words.max(1)).max(1))
             .collect();
         // Both readouts: the raw residual stream, and each layer through the final LayerNorm
-        // (how Ethayarajh read GPT-2's top layer, and what the LM head sees at the last).
-        let norm = Readout {
-            final_norm: true,
-            ..readout
-        };
-        for (benchmark, readout) in [("contextuality", readout), ("contextuality-norm", norm)] {
-            let reader =
-                WholeWord::new(model, self.corpus.vocab.len() as u32, readout, &self.device);
-            let ctx = contextuality(
+        // (how Ethayarajh read GPT-2's top layer, and what the LM head sees at the last), from
+        // one forward pass; first on the training windows, then on real sentences (WikiText-2's,
+        // say), padded: what Ethayarajh measured on sentences, which the training windows of an
+        // unpunctuated corpus are not.
+        let pad = self.corpus.vocab.specials().pad;
+        let mut inputs = vec![(
+            ["contextuality", "contextuality-norm"],
+            &self.seqs.train[..],
+            c.sequences.min(self.seqs.n_train()),
+            None,
+        )];
+        if let Some(seqs) = &self.sentences {
+            let len = self.seqs.seq_len;
+            inputs.push((
+                ["contextuality-sentences", "contextuality-sentences-norm"],
+                &seqs[..],
+                seqs.len() / len,
+                Some(pad),
+            ));
+        }
+        for (benchmarks, seqs, count, pad) in inputs {
+            let reader = BothReadouts {
+                inner: WholeWord {
+                    pad,
+                    ..WholeWord::new(model, self.corpus.vocab.len() as u32, readout, &self.device)
+                },
+            };
+            let mut ctx = contextuality(
                 &reader,
-                &self.seqs.train,
+                seqs,
                 self.seqs.seq_len,
-                c.sequences.min(self.seqs.n_train()),
+                count,
                 &track,
                 c.per_word,
                 c.pairs,
                 seed,
             );
-            rows.extend(contextuality_rows(&ctx, benchmark, &t));
-            laps.lap(benchmark);
-        }
-        // Real sentences (WikiText-2's, say), padded, both readouts: what Ethayarajh measured
-        // on sentences, which the training windows of an unpunctuated corpus are not.
-        if let Some(seqs) = &self.sentences {
-            let len = self.seqs.seq_len;
-            for (benchmark, readout) in [
-                ("contextuality-sentences", readout),
-                ("contextuality-sentences-norm", norm),
-            ] {
-                let reader = WholeWord {
-                    pad: Some(self.corpus.vocab.specials().pad),
-                    ..WholeWord::new(model, self.corpus.vocab.len() as u32, readout, &self.device)
-                };
-                let ctx = contextuality(
-                    &reader,
-                    seqs,
-                    len,
-                    seqs.len() / len,
-                    &track,
-                    c.per_word,
-                    c.pairs,
-                    seed,
-                );
-                rows.extend(contextuality_rows(&ctx, benchmark, &t));
-                laps.lap(benchmark);
+            // The second half is the first's layers read through the final LayerNorm.
+            let normed = ctx.split_off(ctx.len() / 2);
+            let n = ctx.len();
+            for (benchmark, readout) in benchmarks.into_iter().zip([ctx, normed]) {
+                let readout: Vec<_> = readout
+                    .into_iter()
+                    .map(|l| analysis::geometry::LayerContextuality {
+                        layer: l.layer % n,
+                        ..l
+                    })
+                    .collect();
+                rows.extend(contextuality_rows(&readout, benchmark, &t));
             }
+            laps.lap(benchmarks[0]);
         }
 
         // W_Q/W_K/W_V geometry, trained and at initialisation (same seed, same draw).
