@@ -1935,3 +1935,93 @@ fn seed_counts_train_a_model_at_fewer_seeds() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(!stdout(&again).contains("training"), "{}", stdout(&again));
 }
+
+/// `round = true`: a round in progress writes its comparisons into `<out>/round/` beside the
+/// committed study's (which it leaves as they were), with its own roles, and the report gives
+/// them a section of their own, headed apart and with the round's figures; a round description
+/// the report cannot read is refused, naming the file.
+#[test]
+fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cfg = manifest_dir().join("configs/dynamics.toml");
+    let round = dir.path().join("round.toml");
+    // The round reads the frozen input against another model than the study does.
+    std::fs::write(
+        &round,
+        format!(
+            "extends = {:?}\nround = true\n[roles]\nfrozen_reference = \"transformer-mlm\"\n",
+            cfg.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let out_s = out.to_str().unwrap();
+    let frozen = |config: &std::path::Path| {
+        run(&[
+            "--exp",
+            "frozen",
+            "--quick",
+            "--seed",
+            "1",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            out_s,
+        ])
+    };
+    let o = frozen(&cfg);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let study = std::fs::read(out.join("frozen/summary.csv")).unwrap();
+    let o = frozen(&round);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(out.join("frozen/summary.csv")).unwrap(),
+        study
+    );
+    for f in ["summary.csv", "measurements.csv", "frozen-loss.svg"] {
+        assert!(out.join("round/frozen").join(f).is_file(), "{f}");
+    }
+    // The round's per-item outcomes are the study's kept measurements, not copies.
+    let listed = std::fs::read_to_string(out.join("round/frozen/measurements.csv")).unwrap();
+    assert!(listed.contains("measurements/"), "{listed}");
+    assert!(!out.join("round/measurements").exists());
+    let report = || {
+        run(&[
+            "--exp",
+            "report",
+            "--quick",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--out",
+            out_s,
+        ])
+    };
+    let o = report();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    let (study_part, round_part) = md
+        .split_once("## The round in progress: comparisons complete so far")
+        .unwrap_or_else(|| panic!("no round section\n{md}"));
+    assert!(
+        study_part.contains("MLM frozen input, untied head against MLM untied head.")
+            && study_part.contains("(frozen/frozen-loss.svg)"),
+        "{study_part}"
+    );
+    assert!(
+        round_part.contains("round.toml")
+            && round_part.contains(": frozen.")
+            && round_part.contains("### Round: Would frozen random embeddings do?")
+            && round_part.contains("MLM frozen input, untied head against MLM.")
+            && round_part.contains("(round/frozen/frozen-loss.svg)")
+            && !round_part.contains("### Would"),
+        "{round_part}"
+    );
+    std::fs::write(out.join("round/round.json"), "{\"config\": 3}").unwrap();
+    let o = report();
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("round.json") && err.contains("not a round's description"),
+        "{err}"
+    );
+}

@@ -12,11 +12,12 @@ pub use analysis::evidence::{
 use super::eval::Benchmarks;
 use crate::output::{self, decode_cosines, decode_outcomes, ItemRow, TidyRow};
 
-/// Reads every items file that the paper experiments list in their `measurements.csv`.
-pub fn load(out: &Path, benchmarks: &Benchmarks) -> anyhow::Result<Evidence> {
+/// Reads every items file that the paper experiments under `views` list in their
+/// `measurements.csv` (paths relative to `out`, where the measurements are).
+pub fn load(out: &Path, views: &Path, benchmarks: &Benchmarks) -> anyhow::Result<Evidence> {
     let mut files = std::collections::BTreeSet::new();
     for exp in super::comparisons::PAPER {
-        let list = out
+        let list = views
             .join(super::comparisons::name(exp))
             .join("measurements.csv");
         if list.is_file() {

@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use serde::Serialize;
 
 use super::comparisons::{is_small_set, name, summarise, Spread, Summary, Table, PAPER};
@@ -53,7 +54,7 @@ pub fn run(args: &Args, exp: Experiment) -> anyhow::Result<()> {
     let (cfg, path) = load_config_from(args, name(exp))?;
     let study = Study::load(args, cfg)?;
     prepare(args, path.as_deref(), &study, &models(exp, &study.cast))?;
-    view(&study, exp)
+    view(&study, exp, path.as_deref())
 }
 
 /// Says what the models not measured yet will cost, then (`--jobs N`) trains and measures
@@ -100,13 +101,28 @@ pub fn views(args: &Args, config: Option<&Path>, study: &Study) -> anyhow::Resul
     prepare(args, config, study, &every)?;
     for exp in PAPER {
         println!("== {}", name(exp));
-        view(study, exp)?;
+        view(study, exp, config)?;
     }
     Ok(())
 }
 
-fn view(study: &Study, exp: Experiment) -> anyhow::Result<()> {
+fn view(study: &Study, exp: Experiment, config: Option<&Path>) -> anyhow::Result<()> {
     let exp_name = name(exp);
+    if study.cfg.round {
+        // The report reads a round's comparisons with the round's own roles.
+        let info = super::settings::RoundInfo {
+            config: super::report::config_label(config),
+            roles: study.cfg.roles.clone(),
+        };
+        let path = study.cfg.views_dir(&study.out).join("round.json");
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("{}: cannot create", parent.display()))?;
+        }
+        let json = serde_json::to_vec_pretty(&info)?;
+        corpus::io::write_atomic(&path, |w| w.write_all(&json))
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+    }
     let mut rows = Vec::new();
     for id in models(exp, &study.cast) {
         for &seed in &study.cfg.seeds_of(id) {
@@ -153,7 +169,7 @@ fn view(study: &Study, exp: Experiment) -> anyhow::Result<()> {
         }
     }
     let rows = keep(exp, rows);
-    let dir = study.out.join(exp_name);
+    let dir = study.cfg.views_dir(&study.out).join(exp_name);
     output::write_csv(&dir.join(format!("{exp_name}.csv")), &rows)?;
     // Which per-item outcomes this experiment's numbers rest on, for the report's intervals.
     let mut measured = Vec::new();

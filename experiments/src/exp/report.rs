@@ -167,15 +167,21 @@ struct Sources {
     evidence: Option<Evidence>,
     /// Who plays the causal LM, the frozen ablation and the attention control.
     cast: Cast,
+    /// Where the comparisons' folders are, relative to the report: empty, or a round's
+    /// folder ([`super::settings::ROUND`]); figures are linked through it.
+    views: String,
 }
 
 impl Sources {
-    fn load(out: &Path, cast: Cast) -> anyhow::Result<Sources> {
+    /// The comparisons under `out/views` (`views` empty: under `out`), their per-item
+    /// outcomes read from the measurements under `out`.
+    fn load(out: &Path, views: &str, cast: Cast) -> anyhow::Result<Sources> {
         let mut tables = Vec::new();
         let mut rows = Vec::new();
         let mut stale = Vec::new();
+        let root = out.join(views);
         for exp in PAPER {
-            let dir = out.join(name(exp));
+            let dir = root.join(name(exp));
             let path = dir.join("summary.csv");
             if path.exists() && !dir.join("measurements.csv").exists() {
                 stale.push(exp);
@@ -193,13 +199,18 @@ impl Sources {
                 rows.push((exp, output::read_csv::<TidyRow>(&seeds_csv)?));
             }
         }
-        let evidence = Some(super::evidence::load(out, &super::eval::benchmarks(&[])?)?);
+        let evidence = Some(super::evidence::load(
+            out,
+            &root,
+            &super::eval::benchmarks(&[])?,
+        )?);
         Ok(Sources {
             tables,
             stale,
             rows,
             evidence,
             cast,
+            views: views.to_string(),
         })
     }
 
@@ -262,8 +273,13 @@ fn missing(md: &mut String, src: &Sources, exp: Experiment) {
     }
 }
 
-fn figure(md: &mut String, exp: Experiment, file: &str) {
-    let _ = writeln!(md, "![{file}]({}/{file}.svg)\n", name(exp));
+fn figure(md: &mut String, src: &Sources, exp: Experiment, file: &str) {
+    let dir = if src.views.is_empty() {
+        name(exp).to_string()
+    } else {
+        format!("{}/{}", src.views, name(exp))
+    };
+    let _ = writeln!(md, "![{file}]({dir}/{file}.svg)\n");
 }
 
 /// A representation the report names: fixed ones are scored on all items, a best layer on the
@@ -596,7 +612,7 @@ fn analogy_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 }
             }
             let _ = writeln!(w);
-            figure(w, Experiment::Analogy, "analogy-3cosadd");
+            figure(w, src, Experiment::Analogy, "analogy-3cosadd");
         }
         None => missing(w, src, Experiment::Analogy),
     }
@@ -661,7 +677,7 @@ fn similarity_section(w: &mut String, src: &Sources, ev: &Evidence) {
             }
             head_confound(w, src, ev);
             let _ = writeln!(w);
-            figure(w, Experiment::Similarity, "similarity-spearman");
+            figure(w, src, Experiment::Similarity, "similarity-spearman");
         }
         None => missing(w, src, Experiment::Similarity),
     }
@@ -800,8 +816,8 @@ fn qkv_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 }
             }
             let _ = writeln!(w);
-            figure(w, Experiment::Qkv, "qkv-loss");
-            figure(w, Experiment::Qkv, "qkv-attention-cos");
+            figure(w, src, Experiment::Qkv, "qkv-loss");
+            figure(w, src, Experiment::Qkv, "qkv-attention-cos");
         }
         None => missing(w, src, Experiment::Qkv),
     }
@@ -924,8 +940,8 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 }
             }
             let _ = writeln!(w);
-            figure(w, Experiment::Frozen, "frozen-loss");
-            figure(w, Experiment::Frozen, "frozen-layers-ws353");
+            figure(w, src, Experiment::Frozen, "frozen-loss");
+            figure(w, src, Experiment::Frozen, "frozen-layers-ws353");
         }
         None => missing(w, src, Experiment::Frozen),
     }
@@ -1110,8 +1126,18 @@ fn objective_section(w: &mut String, src: &Sources) {
                 }
             }
             let _ = writeln!(w);
-            figure(w, Experiment::Objective, "objective-collocation-embedding");
-            figure(w, Experiment::Objective, "objective-collocation-layers");
+            figure(
+                w,
+                src,
+                Experiment::Objective,
+                "objective-collocation-embedding",
+            );
+            figure(
+                w,
+                src,
+                Experiment::Objective,
+                "objective-collocation-layers",
+            );
         }
         None => missing(w, src, Experiment::Objective),
     }
@@ -1225,7 +1251,7 @@ fn contextuality_section(w: &mut String, src: &Sources) {
             }
             let _ = writeln!(w, "Self-similarity - anisotropy is Ethayarajh's adjustment (his BERT and GPT-2 fall with depth on it). What intra-sentence similarity does not show: it is the cosine of a token with the mean of its sequence, which any averaging of the sequence raises; the {} column, a model whose every attention layer is a uniform average, is the measure's reading of pure averaging, so a value there or below is no sign of attention contextualising (the untied masked LM is read against the untied control the same way, where both were measured). The text8 slice has no punctuation, so its 64-token windows are not sentences.", control.label());
             let _ = writeln!(w);
-            figure(w, Experiment::Contextuality, "contextuality-mlm");
+            figure(w, src, Experiment::Contextuality, "contextuality-mlm");
         }
         None => missing(w, src, Experiment::Contextuality),
     }
@@ -1910,11 +1936,72 @@ fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The comparisons of a round in progress that are complete so far (`out/round/`, written by
+/// a config with `round = true`), each section as in the findings, read with the round's roles;
+/// empty when no round has written one.
+fn round_section(out: &Path) -> anyhow::Result<String> {
+    let dir = out.join(super::settings::ROUND);
+    let info_path = dir.join("round.json");
+    if !info_path.is_file() {
+        return Ok(String::new());
+    }
+    let text = std::fs::read_to_string(&info_path)
+        .with_context(|| format!("{}: cannot read", info_path.display()))?;
+    let info: super::settings::RoundInfo = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a round's description", info_path.display()))?;
+    let cast = info
+        .roles
+        .cast()
+        .with_context(|| format!("{}: its roles", info_path.display()))?;
+    let src = Sources::load(out, super::settings::ROUND, cast)?;
+    let done: Vec<Experiment> = PAPER
+        .into_iter()
+        .filter(|&e| src.get(e).is_some())
+        .collect();
+    if done.is_empty() {
+        return Ok(String::new());
+    }
+    let Some(ev) = src.evidence.as_ref() else {
+        return Ok(String::new());
+    };
+    let mut md = String::new();
+    let w = &mut md;
+    let names: Vec<&str> = done.iter().map(|&e| name(e)).collect();
+    let _ = writeln!(
+        w,
+        "## The round in progress: comparisons complete so far\n\nThe round of `{}` ({}), each comparison once every seed of its models is measured: {}. Read as the findings above are; the findings above stay those of the committed study until the round is complete.\n",
+        info.config,
+        super::settings::ROUND,
+        names.join(", ")
+    );
+    let mut sections = String::new();
+    for exp in done {
+        let s = &mut sections;
+        match exp {
+            Experiment::Analogy => analogy_section(s, &src, ev),
+            Experiment::Similarity => similarity_section(s, &src, ev),
+            Experiment::Qkv => qkv_section(s, &src, ev),
+            Experiment::Frozen => frozen_section(s, &src, ev),
+            Experiment::Objective => objective_section(s, &src),
+            Experiment::Contextuality => contextuality_section(s, &src),
+            _ => {}
+        }
+    }
+    // Headings of their own, so that each links apart from the committed study's.
+    md.push_str(&sections.replace("\n### ", "\n### Round: ").replacen(
+        "### ",
+        "### Round: ",
+        usize::from(sections.starts_with("### ")),
+    ));
+    Ok(md)
+}
+
 /// `out/REPORT.md` from the comparisons under `out`.
 pub fn write(out: &Path, cast: Cast, models: Option<&str>) -> anyhow::Result<()> {
-    let src = Sources::load(out, cast)?;
+    let src = Sources::load(out, "", cast)?;
     let mut body = models.map_or(String::new(), |m| format!("{m}\n"));
     body.push_str(&findings(&src));
+    body.push_str(&round_section(out)?);
     pretrained_section(&mut body, out)?;
     forms_section(&mut body, out)?;
     // Each answer along the budget, once `--exp dynamics` has written its curves.
@@ -3103,6 +3190,7 @@ mod tests {
                 },
             )),
             cast: Cast::default(),
+            views: String::new(),
         }
     }
 

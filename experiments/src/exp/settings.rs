@@ -145,13 +145,39 @@ pub struct Config {
     /// many of `seeds`), for variants whose answers need fewer; a model not named trains at
     /// every seed ([`Config::seeds_of`]).
     pub seed_counts: std::collections::BTreeMap<String, usize>,
+    /// A round in progress: the paper's comparisons write into `<out>/round/` (the
+    /// measurements stay under `--out`), beside the committed study's, and the report gives
+    /// those complete so far a section of their own ([`ROUND`]).
+    pub round: bool,
     /// `seeds` as the config gave them, before `--seed` replaced them: what `[seed_counts]`
     /// counts from.
     #[serde(skip)]
     pub planned_seeds: Vec<u64>,
 }
 
+/// The folder under `--out` a round in progress writes its comparisons into ([`Config::round`]).
+pub const ROUND: &str = "round";
+
+/// What a round's report section needs to know of the config its comparisons were drawn with
+/// (`<out>/round/round.json`): the config's name and its roles.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoundInfo {
+    pub config: String,
+    pub roles: Roles,
+}
+
 impl Config {
+    /// Where the paper's comparisons are written under `out`: `out` itself, or `out/round` for
+    /// a round in progress.
+    pub fn views_dir(&self, out: &std::path::Path) -> std::path::PathBuf {
+        if self.round {
+            out.join(ROUND)
+        } else {
+            out.to_path_buf()
+        }
+    }
+
     /// The seeds `model` is trained and read at: those of `seeds` among the first
     /// `[seed_counts]` of the config's own seeds where it names the model (so `--seed 8` gives
     /// none for a model planned at seeds 1-5), else all of `seeds`.
@@ -221,6 +247,7 @@ impl Default for Config {
             sweep: SweepConfig::default(),
             frozen_embedding_std: None,
             seed_counts: Default::default(),
+            round: false,
             planned_seeds: Vec::new(),
         }
     }
@@ -231,7 +258,7 @@ impl Default for Config {
 /// masked LM, the frozen input against the untied masked LM (a tied head would freeze the output
 /// matrix too), the untied masked and causal LM beside the tied pair, and the no-attention
 /// control beside the objective's collocation and the contextuality measures.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Roles {
     /// The causal LM read against the masked LM (`transformer-mlm`, always the reference).
