@@ -1937,9 +1937,11 @@ fn seed_counts_train_a_model_at_fewer_seeds() {
 }
 
 /// `round = true`: a round in progress writes its comparisons into `<out>/round/` beside the
-/// committed study's (which it leaves as they were), with its own roles, and the report gives
-/// them a section of their own, headed apart and with the round's figures; a round description
-/// the report cannot read is refused, naming the file.
+/// committed study's (which it leaves as they were), each with the roles, seeds and models it
+/// was drawn with, and the report gives them a section of their own, headed apart and with the
+/// round's figures. A round refuses `--seed` (a partial comparison) and `--exp report` (the
+/// report is the study's); a round description the report cannot read is refused, naming the
+/// file and what is wrong.
 #[test]
 fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apart() {
     let dir = tempfile::tempdir().unwrap();
@@ -1950,52 +1952,71 @@ fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apa
     std::fs::write(
         &round,
         format!(
-            "extends = {:?}\nround = true\n[roles]\nfrozen_reference = \"transformer-mlm\"\n",
+            "extends = {:?}\nround = true\nseeds = [1]\n[roles]\nfrozen_reference = \"transformer-mlm\"\n",
             cfg.to_str().unwrap()
         ),
     )
     .unwrap();
     let out_s = out.to_str().unwrap();
-    let frozen = |config: &std::path::Path| {
-        run(&[
+    let run_with = |exp: &str, config: &std::path::Path, extra: &[&str]| {
+        let mut a = vec![
             "--exp",
-            "frozen",
+            exp,
             "--quick",
-            "--seed",
-            "1",
             "--config",
             config.to_str().unwrap(),
             "--out",
             out_s,
-        ])
+        ];
+        a.extend_from_slice(extra);
+        run(&a)
     };
-    let o = frozen(&cfg);
+    let o = run_with("frozen", &cfg, &["--seed", "1"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let study = std::fs::read(out.join("frozen/summary.csv")).unwrap();
-    let o = frozen(&round);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(
-        std::fs::read(out.join("frozen/summary.csv")).unwrap(),
-        study
+    let study: Vec<Vec<u8>> = ["summary.csv", "frozen.csv", "measurements.csv"]
+        .iter()
+        .map(|f| std::fs::read(out.join("frozen").join(f)).unwrap())
+        .collect();
+    let o = run_with("frozen", &round, &["--seed", "1"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--seed 1: this config is a round in progress"),
+        "{}",
+        stderr(&o)
     );
-    for f in ["summary.csv", "measurements.csv", "frozen-loss.svg"] {
+    assert!(!out.join("round").exists());
+    let o = run_with("frozen", &round, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (f, bytes) in ["summary.csv", "frozen.csv", "measurements.csv"]
+        .iter()
+        .zip(&study)
+    {
+        assert_eq!(
+            &std::fs::read(out.join("frozen").join(f)).unwrap(),
+            bytes,
+            "{f}"
+        );
+    }
+    for f in [
+        "summary.csv",
+        "measurements.csv",
+        "frozen-loss.svg",
+        "round.json",
+    ] {
         assert!(out.join("round/frozen").join(f).is_file(), "{f}");
     }
     // The round's per-item outcomes are the study's kept measurements, not copies.
     let listed = std::fs::read_to_string(out.join("round/frozen/measurements.csv")).unwrap();
     assert!(listed.contains("measurements/"), "{listed}");
     assert!(!out.join("round/measurements").exists());
-    let report = || {
-        run(&[
-            "--exp",
-            "report",
-            "--quick",
-            "--config",
-            cfg.to_str().unwrap(),
-            "--out",
-            out_s,
-        ])
-    };
+    let o = run_with("report", &round, &[]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("round.toml: a round in progress"),
+        "{}",
+        stderr(&o)
+    );
+    let report = || run_with("report", &cfg, &[]);
     let o = report();
     assert!(o.status.success(), "{}", stderr(&o));
     let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
@@ -2008,15 +2029,27 @@ fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apa
         "{study_part}"
     );
     assert!(
-        round_part.contains("round.toml")
-            && round_part.contains(": frozen.")
-            && round_part.contains("### Round: Would frozen random embeddings do?")
+        round_part.contains("Config `")
+            && round_part.contains("round.toml`")
+            && round_part.contains("### Round: Would frozen random embeddings do?\n\nRead at: transformer-mlm seeds 1; transformer-mlm-frozen-embedding-untied-head seeds 1.\n")
             && round_part.contains("MLM frozen input, untied head against MLM.")
             && round_part.contains("(round/frozen/frozen-loss.svg)")
             && !round_part.contains("### Would"),
         "{round_part}"
     );
-    std::fs::write(out.join("round/round.json"), "{\"config\": 3}").unwrap();
+    // A description without every role (an older version's) or not one at all.
+    let info = out.join("round/frozen/round.json");
+    let text = std::fs::read_to_string(&info).unwrap();
+    std::fs::write(&info, text.replace("\"no_attention_untied\"", "\"gone\"")).unwrap();
+    let o = report();
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("round/frozen/round.json")
+            && err.contains("its roles lack no_attention_untied"),
+        "{err}"
+    );
+    std::fs::write(&info, "{\"config\": 3}").unwrap();
     let o = report();
     assert!(!o.status.success());
     let err = stderr(&o);

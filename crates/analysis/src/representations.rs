@@ -177,7 +177,9 @@ impl crate::layered::Layered for WholeWord<'_> {
 ///
 /// The per-layer measures treat every layer alike and draw their samples from positions, not
 /// vectors ([`crate::geometry::contextuality`]), so each half gives what reading that readout
-/// alone gives, to the last bit, for one forward pass instead of two.
+/// alone gives (to the last bit on flex, whose forward pass is deterministic; tested), for one
+/// forward pass instead of two. The measures then hold both readouts' samples at once: twice
+/// the memory of one.
 pub struct BothReadouts<'a> {
     pub inner: WholeWord<'a>,
 }

@@ -595,7 +595,8 @@ fn both_readouts_from_one_pass_give_each_readout_read_alone() {
     let c = corpus();
     let m = model(c.vocab.len_with_specials(), QkvTying::Untied);
     let device = Device::flex();
-    let (seq_len, n_seq) = (8, 40);
+    // More rows than the per-position reservoirs hold (64), so that their replacement draws run.
+    let (seq_len, n_seq) = (8, 120);
     let pad = c.vocab.specials().pad;
     let full: Vec<u32> = c.encoded.ids[..n_seq * seq_len].to_vec();
     // Rows of 5 words and 3 pads: the form the sentences are read in.

@@ -62,6 +62,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         );
     };
     let ids = dynamics.model_ids()?;
+    if dynamics.findings {
+        cfg.check_round(args)?;
+    }
     let study = Study::load(args, cfg)?;
     let t = &study.cfg.training;
     let epoch = if args.quick {
@@ -99,7 +102,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             rows.extend(study.follow(id, seed, pooled)?);
         }
     }
-    let dir = study.out.join("dynamics");
+    let dir = study.cfg.views_dir(&study.out).join("dynamics");
     output::write_csv(&dir.join("dynamics.csv"), &rows)?;
     // Each answer's curve with intervals, from the snapshots' per-item outcomes.
     // Models measured before snapshot outcomes were kept have none, and are named.
@@ -140,6 +143,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     println!("wrote {}", dir.display());
     if dynamics.findings {
         super::paper::views(args, path.as_deref(), &study)?;
+        if study.cfg.round {
+            println!("{}", super::paper::ROUND_REPORT);
+            return cost(&study, &ids);
+        }
         let config = super::report::config_label(path.as_deref());
         super::report::write(&args.out, study.cast, Some(&study.describe(&config)))?;
     }
@@ -229,7 +236,7 @@ fn cost(study: &Study, ids: &[ModelId]) -> anyhow::Result<()> {
             rows.push(CostRow::of(id.name(), seed, &ledger));
         }
     }
-    let path = study.out.join("cost.csv");
+    let path = study.cfg.views_dir(&study.out).join("cost.csv");
     output::write_csv(&path, &rows)?;
     let (wall, cpu): (f64, f64) = rows
         .iter()

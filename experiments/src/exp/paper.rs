@@ -49,9 +49,14 @@ fn models(exp: Experiment, cast: &Cast) -> Vec<ModelId> {
     }
 }
 
+/// What a round's run says instead of writing the report: the report is the committed
+/// study's, with the round's comparisons in a section of their own.
+pub const ROUND_REPORT: &str = "a round in progress: its comparisons are under round/; the report is written by `--exp report` with the study's config (experiments/configs/paper.toml), which reads them";
+
 /// `--exp <one of PAPER>`.
 pub fn run(args: &Args, exp: Experiment) -> anyhow::Result<()> {
     let (cfg, path) = load_config_from(args, name(exp))?;
+    cfg.check_round(args)?;
     let study = Study::load(args, cfg)?;
     prepare(args, path.as_deref(), &study, &models(exp, &study.cast))?;
     view(&study, exp, path.as_deref())
@@ -75,8 +80,13 @@ fn prepare(
 pub fn all(args: &Args) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let (cfg, path) = load_config_from(args, "paper")?;
+    cfg.check_round(args)?;
     let study = Study::load(args, cfg)?;
     views(args, path.as_deref(), &study)?;
+    if study.cfg.round {
+        println!("{ROUND_REPORT}");
+        return Ok(());
+    }
     let config = super::report::config_label(path.as_deref());
     let models = study.describe(&config);
     let cast = study.cast;
@@ -109,12 +119,23 @@ pub fn views(args: &Args, config: Option<&Path>, study: &Study) -> anyhow::Resul
 fn view(study: &Study, exp: Experiment, config: Option<&Path>) -> anyhow::Result<()> {
     let exp_name = name(exp);
     if study.cfg.round {
-        // The report reads a round's comparisons with the round's own roles.
+        // The report reads a round's comparison with the roles, seeds and models it was
+        // drawn with, kept beside it.
+        let label = super::report::config_label(config);
         let info = super::settings::RoundInfo {
-            config: super::report::config_label(config),
+            config: label.clone(),
             roles: study.cfg.roles.clone(),
+            seeds: models(exp, &study.cast)
+                .into_iter()
+                .map(|id| (id.name().to_string(), study.cfg.seeds_of(id)))
+                .collect(),
+            models: study.describe(&label),
         };
-        let path = study.cfg.views_dir(&study.out).join("round.json");
+        let path = study
+            .cfg
+            .views_dir(&study.out)
+            .join(exp_name)
+            .join("round.json");
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("{}: cannot create", parent.display()))?;

@@ -1542,6 +1542,12 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
 /// trained; left out, with a warning, where the corpus cannot be read).
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let (cfg, path) = super::settings::load_config_from(args, "paper")?;
+    if cfg.round {
+        anyhow::bail!(
+            "{}: a round in progress (round = true); the report is the committed study's, written with its config (experiments/configs/paper.toml), and reads the round's comparisons from round/",
+            path.as_deref().map_or("the config".into(), |p| p.display().to_string())
+        );
+    }
     let cast = cfg.roles.cast()?;
     let models = describe(args, cfg, path.as_deref());
     write(&args.out, cast, models.as_deref())
@@ -1936,64 +1942,96 @@ fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The comparisons of a round in progress that are complete so far (`out/round/`, written by
-/// a config with `round = true`), each section as in the findings, read with the round's roles;
-/// empty when no round has written one.
+/// The comparisons a round in progress has written so far (`out/round/<comparison>/`, by a
+/// config with `round = true`), each section as in the findings, read with the roles, seeds and
+/// models its `round.json` keeps; empty when no round has written one.
 fn round_section(out: &Path) -> anyhow::Result<String> {
     let dir = out.join(super::settings::ROUND);
-    let info_path = dir.join("round.json");
-    if !info_path.is_file() {
-        return Ok(String::new());
-    }
-    let text = std::fs::read_to_string(&info_path)
-        .with_context(|| format!("{}: cannot read", info_path.display()))?;
-    let info: super::settings::RoundInfo = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a round's description", info_path.display()))?;
-    let cast = info
-        .roles
-        .cast()
-        .with_context(|| format!("{}: its roles", info_path.display()))?;
-    let src = Sources::load(out, super::settings::ROUND, cast)?;
-    let done: Vec<Experiment> = PAPER
-        .into_iter()
-        .filter(|&e| src.get(e).is_some())
-        .collect();
-    if done.is_empty() {
-        return Ok(String::new());
-    }
-    let Some(ev) = src.evidence.as_ref() else {
-        return Ok(String::new());
-    };
     let mut md = String::new();
-    let w = &mut md;
-    let names: Vec<&str> = done.iter().map(|&e| name(e)).collect();
-    let _ = writeln!(
-        w,
-        "## The round in progress: comparisons complete so far\n\nThe round of `{}` ({}), each comparison once every seed of its models is measured: {}. Read as the findings above are; the findings above stay those of the committed study until the round is complete.\n",
-        info.config,
-        super::settings::ROUND,
-        names.join(", ")
-    );
-    let mut sections = String::new();
-    for exp in done {
-        let s = &mut sections;
-        match exp {
-            Experiment::Analogy => analogy_section(s, &src, ev),
-            Experiment::Similarity => similarity_section(s, &src, ev),
-            Experiment::Qkv => qkv_section(s, &src, ev),
-            Experiment::Frozen => frozen_section(s, &src, ev),
-            Experiment::Objective => objective_section(s, &src),
-            Experiment::Contextuality => contextuality_section(s, &src),
-            _ => {}
+    let mut shown_models: Option<String> = None;
+    // One load of the round's comparisons per set of roles.
+    let mut loaded: Vec<(String, Sources)> = Vec::new();
+    for exp in PAPER {
+        // The comparisons the findings give a section to.
+        if exp == Experiment::Layers {
+            continue;
         }
+        let info_path = dir.join(name(exp)).join("round.json");
+        if !info_path.is_file() {
+            continue;
+        }
+        let info = super::settings::RoundInfo::read(&info_path)?;
+        let cast = info
+            .roles
+            .cast()
+            .with_context(|| format!("{}: its roles", info_path.display()))?;
+        let key = serde_json::to_string(&info.roles)?;
+        if !loaded.iter().any(|(k, _)| *k == key) {
+            loaded.push((
+                key.clone(),
+                Sources::load(out, super::settings::ROUND, cast)?,
+            ));
+        }
+        let src = &loaded.iter().find(|(k, _)| *k == key).expect("loaded").1;
+        if src.get(exp).is_none() {
+            continue;
+        }
+        if md.is_empty() {
+            let _ = writeln!(
+                md,
+                "## The round in progress: comparisons complete so far\n\nEach comparison below is read on every seed the round plans for its models (named with it), from the same kept measurements, in `{}/`. Read as the findings above are, but of other models: the round's recipe (below) is not the committed study's, and its losses are on the test half of the held-out block. The findings above stay the committed study's until the round is complete.\n",
+                super::settings::ROUND
+            );
+        }
+        if shown_models.as_deref() != Some(info.models.as_str()) {
+            let _ = writeln!(md, "Config `{}`. {}\n", info.config, info.models);
+            shown_models = Some(info.models.clone());
+        }
+        let seeds: Vec<String> = info
+            .seeds
+            .iter()
+            .map(|(m, s)| format!("{m} seeds {}", seed_list(s)))
+            .collect();
+        let ev = src
+            .evidence
+            .as_ref()
+            .expect("Sources::load reads the evidence");
+        let mut section = String::new();
+        let s = &mut section;
+        match exp {
+            Experiment::Analogy => analogy_section(s, src, ev),
+            Experiment::Similarity => similarity_section(s, src, ev),
+            Experiment::Qkv => qkv_section(s, src, ev),
+            Experiment::Frozen => frozen_section(s, src, ev),
+            Experiment::Objective => objective_section(s, src),
+            Experiment::Contextuality => contextuality_section(s, src),
+            _ => unreachable!("the comparisons with a section"),
+        }
+        // A heading of its own, so that it links apart from the committed study's; the seeds
+        // read right under it.
+        let section = match section.split_once('\n') {
+            Some((heading, rest)) => format!(
+                "{}\n\nRead at: {}.\n{rest}",
+                heading.replacen("### ", "### Round: ", 1),
+                seeds.join("; ")
+            ),
+            None => section,
+        };
+        md.push_str(&section);
     }
-    // Headings of their own, so that each links apart from the committed study's.
-    md.push_str(&sections.replace("\n### ", "\n### Round: ").replacen(
-        "### ",
-        "### Round: ",
-        usize::from(sections.starts_with("### ")),
-    ));
     Ok(md)
+}
+
+/// Seeds as `1-10`, or `1, 3, 5` where they do not run on.
+fn seed_list(seeds: &[u64]) -> String {
+    match (seeds.first(), seeds.last()) {
+        (Some(&a), Some(&b)) if b > a && (b - a) as usize + 1 == seeds.len() => format!("{a}-{b}"),
+        _ => seeds
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
 }
 
 /// `out/REPORT.md` from the comparisons under `out`.

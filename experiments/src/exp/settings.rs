@@ -158,18 +158,47 @@ pub struct Config {
 /// The folder under `--out` a round in progress writes its comparisons into ([`Config::round`]).
 pub const ROUND: &str = "round";
 
-/// What a round's report section needs to know of the config its comparisons were drawn with
-/// (`<out>/round/round.json`): the config's name and its roles.
+/// What a round's report section needs to know of the config one comparison was drawn with
+/// (`<out>/round/<comparison>/round.json`, written with it): the config's name, its roles, the
+/// seeds each model was read at, and what the models are.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoundInfo {
     pub config: String,
     pub roles: Roles,
+    /// (model, seeds) for each model the comparison reads.
+    pub seeds: Vec<(String, Vec<u64>)>,
+    /// [`super::study::Study::describe`] of the round's config.
+    pub models: String,
+}
+
+impl RoundInfo {
+    /// The description at `path`. Every role must be written out: a file from a version with
+    /// fewer roles would otherwise take today's defaults for the missing ones, silently.
+    pub fn read(path: &std::path::Path) -> anyhow::Result<RoundInfo> {
+        use anyhow::Context;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let not = |e: &dyn std::fmt::Display| {
+            anyhow::anyhow!("{}: not a round's description: {e}", path.display())
+        };
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| not(&e))?;
+        let roles = value.get("roles").ok_or_else(|| not(&"no roles"))?;
+        let expected = serde_json::to_value(Roles::default()).map_err(|e| not(&e))?;
+        for key in expected.as_object().into_iter().flat_map(|o| o.keys()) {
+            if roles.get(key).is_none() {
+                return Err(not(&format!(
+                    "its roles lack {key} (written by an older version: run the comparison again)"
+                )));
+            }
+        }
+        serde_json::from_value(value).map_err(|e| not(&e))
+    }
 }
 
 impl Config {
-    /// Where the paper's comparisons are written under `out`: `out` itself, or `out/round` for
-    /// a round in progress.
+    /// Where the paper's comparisons (and `--exp dynamics`'s curves and costs) are written
+    /// under `out`: `out` itself, or `out/round` for a round in progress.
     pub fn views_dir(&self, out: &std::path::Path) -> std::path::PathBuf {
         if self.round {
             out.join(ROUND)
@@ -181,6 +210,19 @@ impl Config {
     /// The seeds `model` is trained and read at: those of `seeds` among the first
     /// `[seed_counts]` of the config's own seeds where it names the model (so `--seed 8` gives
     /// none for a model planned at seeds 1-5), else all of `seeds`.
+    /// A round's comparisons read every seed of its plan: `--seed` (one seed instead) would
+    /// write a partial comparison where the report takes complete ones.
+    pub fn check_round(&self, args: &Args) -> anyhow::Result<()> {
+        if self.round {
+            if let Some(seed) = args.seed {
+                anyhow::bail!(
+                    "--seed {seed}: this config is a round in progress (round = true), whose comparisons read every seed of its plan; leave --seed out"
+                );
+            }
+        }
+        Ok(())
+    }
+
     pub fn seeds_of(&self, model: ModelId) -> Vec<u64> {
         let Some(&n) = self.seed_counts.get(model.name()) else {
             return self.seeds.clone();

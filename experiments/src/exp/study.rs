@@ -1171,7 +1171,7 @@ impl Study {
                     ..WholeWord::new(model, self.corpus.vocab.len() as u32, readout, &self.device)
                 },
             };
-            let mut ctx = contextuality(
+            let ctx = contextuality(
                 &reader,
                 seqs,
                 self.seqs.seq_len,
@@ -1181,20 +1181,10 @@ impl Study {
                 c.pairs,
                 seed,
             );
-            // The second half is the first's layers read through the final LayerNorm.
-            let normed = ctx.split_off(ctx.len() / 2);
-            let n = ctx.len();
-            for (benchmark, readout) in benchmarks.into_iter().zip([ctx, normed]) {
-                let readout: Vec<_> = readout
-                    .into_iter()
-                    .map(|l| analysis::geometry::LayerContextuality {
-                        layer: l.layer % n,
-                        ..l
-                    })
-                    .collect();
+            for (benchmark, readout) in benchmarks.into_iter().zip(split_readouts(ctx)) {
                 rows.extend(contextuality_rows(&readout, benchmark, &t));
             }
-            laps.lap(benchmarks[0]);
+            laps.lap(&format!("{} (raw and norm)", benchmarks[0]));
         }
 
         // W_Q/W_K/W_V geometry, trained and at initialisation (same seed, same draw).
@@ -1444,6 +1434,24 @@ pub fn sentence_sequences(
         out.resize(out.len().next_multiple_of(seq_len), sp.pad);
     }
     Ok(out)
+}
+
+/// [`BothReadouts`]' contextuality, `2 (N + 1)` layers, as its two readouts of layers `0..=N`
+/// each: the raw residual stream, then the same layers through the final LayerNorm.
+fn split_readouts(
+    mut both: Vec<analysis::geometry::LayerContextuality>,
+) -> [Vec<analysis::geometry::LayerContextuality>; 2] {
+    assert!(both.len() % 2 == 0, "two readouts of the same layers");
+    let normed = both.split_off(both.len() / 2);
+    let n = both.len();
+    let normed = normed
+        .into_iter()
+        .map(|l| analysis::geometry::LayerContextuality {
+            layer: l.layer - n,
+            ..l
+        })
+        .collect();
+    [both, normed]
 }
 
 /// A model's contextuality per layer as tidy rows of `benchmark`.
@@ -1941,6 +1949,31 @@ impl Study {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn both_readouts_split_into_two_sets_of_the_same_layers() {
+        use analysis::geometry::LayerContextuality;
+        let layer = |l: usize| LayerContextuality {
+            layer: l,
+            self_similarity: 0.0,
+            intra_sentence: 0.0,
+            intra_sentence_null: 0.0,
+            anisotropy: l as f64 / 10.0,
+            max_explainable_variance: 0.0,
+            max_explainable_variance_null: 0.0,
+            self_similarity_adjusted: 0.0,
+            intra_sentence_excess: 0.0,
+            max_explainable_variance_excess: 0.0,
+            words: 0,
+            items: Default::default(),
+        };
+        let [raw, normed] = super::split_readouts((0..6).map(layer).collect());
+        let read = |v: &[LayerContextuality]| -> Vec<(usize, f64)> {
+            v.iter().map(|l| (l.layer, l.anisotropy)).collect()
+        };
+        assert_eq!(read(&raw), [(0, 0.0), (1, 0.1), (2, 0.2)]);
+        assert_eq!(read(&normed), [(0, 0.3), (1, 0.4), (2, 0.5)]);
+    }
+
     use super::*;
 
     #[test]
