@@ -2029,8 +2029,8 @@ fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apa
         "{study_part}"
     );
     assert!(
-        round_part.contains("Config `")
-            && round_part.contains("round.toml`")
+        round_part.contains("**The models** (")
+            && round_part.contains("round.toml)")
             && round_part.contains("### Round: Would frozen random embeddings do?\n\nRead at: transformer-mlm seeds 1; transformer-mlm-frozen-embedding-untied-head seeds 1.\n")
             && round_part.contains("MLM frozen input, untied head against MLM.")
             && round_part.contains("(round/frozen/frozen-loss.svg)")

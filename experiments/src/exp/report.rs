@@ -1984,7 +1984,8 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
             );
         }
         if shown_models.as_deref() != Some(info.models.as_str()) {
-            let _ = writeln!(md, "Config `{}`. {}\n", info.config, info.models);
+            // The description names its config.
+            let _ = writeln!(md, "{}\n", info.models);
             shown_models = Some(info.models.clone());
         }
         let seeds: Vec<String> = info
