@@ -2057,4 +2057,13 @@ fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apa
         err.contains("round.json") && err.contains("not a round's description"),
         "{err}"
     );
+    // A summary without its description (a run stopped between the two) is refused too.
+    std::fs::remove_file(&info).unwrap();
+    let o = report();
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("round/frozen") && err.contains("without its description"),
+        "{err}"
+    );
 }

@@ -118,32 +118,6 @@ pub fn views(args: &Args, config: Option<&Path>, study: &Study) -> anyhow::Resul
 
 fn view(study: &Study, exp: Experiment, config: Option<&Path>) -> anyhow::Result<()> {
     let exp_name = name(exp);
-    if study.cfg.round {
-        // The report reads a round's comparison with the roles, seeds and models it was
-        // drawn with, kept beside it.
-        let label = super::report::config_label(config);
-        let info = super::settings::RoundInfo {
-            config: label.clone(),
-            roles: study.cfg.roles.clone(),
-            seeds: models(exp, &study.cast)
-                .into_iter()
-                .map(|id| (id.name().to_string(), study.cfg.seeds_of(id)))
-                .collect(),
-            models: study.describe(&label),
-        };
-        let path = study
-            .cfg
-            .views_dir(&study.out)
-            .join(exp_name)
-            .join("round.json");
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("{}: cannot create", parent.display()))?;
-        }
-        let json = serde_json::to_vec_pretty(&info)?;
-        corpus::io::write_atomic(&path, |w| w.write_all(&json))
-            .with_context(|| format!("{}: cannot write", path.display()))?;
-    }
     let mut rows = Vec::new();
     for id in models(exp, &study.cast) {
         for &seed in &study.cfg.seeds_of(id) {
@@ -191,6 +165,16 @@ fn view(study: &Study, exp: Experiment, config: Option<&Path>) -> anyhow::Result
     }
     let rows = keep(exp, rows);
     let dir = study.cfg.views_dir(&study.out).join(exp_name);
+    if study.cfg.round {
+        // A description from an earlier run must not stand beside this run's summary should
+        // it stop half way: the report refuses a round's summary without one.
+        match std::fs::remove_file(dir.join("round.json")) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("{}: cannot replace", dir.display()));
+            }
+            _ => {}
+        }
+    }
     output::write_csv(&dir.join(format!("{exp_name}.csv")), &rows)?;
     // Which per-item outcomes this experiment's numbers rest on, for the report's intervals.
     let mut measured = Vec::new();
@@ -208,6 +192,33 @@ fn view(study: &Study, exp: Experiment, config: Option<&Path>) -> anyhow::Result
     output::write_csv(&dir.join("measurements.csv"), &measured)?;
     let table = Table(summarise(exp_name, &rows));
     output::write_csv(&dir.join("summary.csv"), &table.0)?;
+    if study.cfg.round {
+        // The report reads a round's comparison with the roles, seeds and models it was
+        // drawn with, kept beside it; written after its summary, so that a description always
+        // stands beside the summary it describes.
+        let label = super::report::config_label(config);
+        let info = super::settings::RoundInfo {
+            config: label.clone(),
+            roles: study.cfg.roles.clone(),
+            seeds: models(exp, &study.cast)
+                .into_iter()
+                .map(|id| (id.name().to_string(), study.cfg.seeds_of(id)))
+                .collect(),
+            models: study.describe(&label),
+        };
+        let path = study
+            .cfg
+            .views_dir(&study.out)
+            .join(exp_name)
+            .join("round.json");
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("{}: cannot create", parent.display()))?;
+        }
+        let json = serde_json::to_vec_pretty(&info)?;
+        corpus::io::write_atomic(&path, |w| w.write_all(&json))
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+    }
     if matches!(
         exp,
         Experiment::Qkv | Experiment::Frozen | Experiment::Objective

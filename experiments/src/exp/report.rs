@@ -918,6 +918,26 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
                     fmt_p(p)
                 );
             }
+            let gain = |m: &str| {
+                src.values(
+                    Experiment::Frozen,
+                    &Rep::new(m, "training", None),
+                    "training",
+                    "context_gain_at_mask",
+                )
+            };
+            let (ga, gb) = (gain(f), gain(trained));
+            if ga.len() >= 2 && gb.len() >= 2 {
+                let d = seed_difference(&ga, &gb);
+                let _ = writeln!(
+                    w,
+                    "- gain at [MASK], seed means (nats per target): frozen {} vs trained {}; frozen - trained = {}: {}",
+                    fmt_iv(&seed_mean(&ga)),
+                    fmt_iv(&seed_mean(&gb)),
+                    fmt_iv(&d),
+                    verdict(&d, "frozen", "trained")
+                );
+            }
             if a.len() >= 2 && b.len() >= 2 {
                 let d = seed_difference(&a, &b);
                 let _ = writeln!(
@@ -1958,6 +1978,12 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
         }
         let info_path = dir.join(name(exp)).join("round.json");
         if !info_path.is_file() {
+            if dir.join(name(exp)).join("summary.csv").is_file() {
+                anyhow::bail!(
+                    "{}: a round's comparison without its description (round.json, written after its summary): run it again",
+                    dir.join(name(exp)).display()
+                );
+            }
             continue;
         }
         let info = super::settings::RoundInfo::read(&info_path)?;
@@ -1979,13 +2005,13 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
         if md.is_empty() {
             let _ = writeln!(
                 md,
-                "## The round in progress: comparisons complete so far\n\nEach comparison below is read on every seed the round plans for its models (named with it), from the same kept measurements, in `{}/`. Read as the findings above are, but of other models: the round's recipe (below) is not the committed study's, and its losses are on the test half of the held-out block. The findings above stay the committed study's until the round is complete.\n",
+                "## The round in progress: comparisons complete so far\n\nEach comparison below is read on every seed the round plans for its models (named with it), from the same kept measurements, in `{}/`. Read as the findings above are, but of other models: the round's recipe is not the committed study's (its config's learning rates, chosen on the dev half of the held-out block, and its frozen table's scale), every \"held-out loss\" below is on the test half of that block, and the gain at [MASK] is over the whole block. The findings above stay the committed study's until the round is complete.\n",
                 super::settings::ROUND
             );
         }
         if shown_models.as_deref() != Some(info.models.as_str()) {
             // The description names its config.
-            let _ = writeln!(md, "{}\n", info.models);
+            let _ = writeln!(md, "{}\n", info.models.trim_end());
             shown_models = Some(info.models.clone());
         }
         let seeds: Vec<String> = info
@@ -1993,10 +2019,9 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
             .iter()
             .map(|(m, s)| format!("{m} seeds {}", seed_list(s)))
             .collect();
-        let ev = src
-            .evidence
-            .as_ref()
-            .expect("Sources::load reads the evidence");
+        let Some(ev) = src.evidence.as_ref() else {
+            anyhow::bail!("{}: no per-item outcomes read", dir.display());
+        };
         let mut section = String::new();
         let s = &mut section;
         match exp {
@@ -2006,7 +2031,8 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
             Experiment::Frozen => frozen_section(s, src, ev),
             Experiment::Objective => objective_section(s, src),
             Experiment::Contextuality => contextuality_section(s, src),
-            _ => unreachable!("the comparisons with a section"),
+            // Layers has no section of its own in the findings either (skipped above).
+            _ => continue,
         }
         // A heading of its own, so that it links apart from the committed study's; the seeds
         // read right under it.
@@ -2025,6 +2051,9 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
 
 /// Seeds as `1-10`, or `1, 3, 5` where they do not run on.
 fn seed_list(seeds: &[u64]) -> String {
+    let mut seeds = seeds.to_vec();
+    seeds.sort_unstable();
+    seeds.dedup();
     match (seeds.first(), seeds.last()) {
         (Some(&a), Some(&b)) if b > a && (b - a) as usize + 1 == seeds.len() => format!("{a}-{b}"),
         _ => seeds
@@ -2063,6 +2092,15 @@ pub fn write(out: &Path, cast: Cast, models: Option<&str>) -> anyhow::Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seed_lists_read_as_ranges_where_they_run_on() {
+        assert_eq!(seed_list(&[1, 2, 3]), "1-3");
+        assert_eq!(seed_list(&[3, 1, 1, 2]), "1-3");
+        assert_eq!(seed_list(&[1, 3, 5]), "1, 3, 5");
+        assert_eq!(seed_list(&[4]), "4");
+        assert_eq!(seed_list(&[]), "");
+    }
 
     #[test]
     fn our_forms_are_read_against_their_own_initialisation_beside_a_checkpoint() {

@@ -192,7 +192,11 @@ impl RoundInfo {
                 )));
             }
         }
-        serde_json::from_value(value).map_err(|e| not(&e))
+        serde_json::from_value(value).map_err(|e| {
+            not(&format!(
+                "{e} (written by an older version? run the comparison again)"
+            ))
+        })
     }
 }
 
@@ -207,9 +211,6 @@ impl Config {
         }
     }
 
-    /// The seeds `model` is trained and read at: those of `seeds` among the first
-    /// `[seed_counts]` of the config's own seeds where it names the model (so `--seed 8` gives
-    /// none for a model planned at seeds 1-5), else all of `seeds`.
     /// A round's comparisons read every seed of its plan: `--seed` (one seed instead) would
     /// write a partial comparison where the report takes complete ones.
     pub fn check_round(&self, args: &Args) -> anyhow::Result<()> {
@@ -223,6 +224,9 @@ impl Config {
         Ok(())
     }
 
+    /// The seeds `model` is trained and read at: those of `seeds` among the first
+    /// `[seed_counts]` of the config's own seeds where it names the model (so `--seed 8` gives
+    /// none for a model planned at seeds 1-5), else all of `seeds`.
     pub fn seeds_of(&self, model: ModelId) -> Vec<u64> {
         let Some(&n) = self.seed_counts.get(model.name()) else {
             return self.seeds.clone();

@@ -1444,11 +1444,14 @@ fn split_readouts(
     assert!(both.len() % 2 == 0, "two readouts of the same layers");
     let normed = both.split_off(both.len() / 2);
     let n = both.len();
-    let normed = normed
-        .into_iter()
-        .map(|l| analysis::geometry::LayerContextuality {
-            layer: l.layer - n,
-            ..l
+    let normed = (normed.into_iter().enumerate())
+        .map(|(i, l)| {
+            assert_eq!(
+                l.layer,
+                n + i,
+                "the second readout's layers follow the first's"
+            );
+            analysis::geometry::LayerContextuality { layer: i, ..l }
         })
         .collect();
     [both, normed]
@@ -1949,6 +1952,8 @@ impl Study {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn both_readouts_split_into_two_sets_of_the_same_layers() {
         use analysis::geometry::LayerContextuality;
@@ -1973,8 +1978,6 @@ mod tests {
         assert_eq!(read(&raw), [(0, 0.0), (1, 0.1), (2, 0.2)]);
         assert_eq!(read(&normed), [(0, 0.3), (1, 0.4), (2, 0.5)]);
     }
-
-    use super::*;
 
     #[test]
     fn sentences_are_padded_rows_of_the_studys_vocabulary_and_a_bad_file_is_named() {
