@@ -1441,7 +1441,10 @@ pub fn sentence_sequences(
 fn split_readouts(
     mut both: Vec<analysis::geometry::LayerContextuality>,
 ) -> [Vec<analysis::geometry::LayerContextuality>; 2] {
-    assert!(both.len() % 2 == 0, "two readouts of the same layers");
+    assert!(
+        both.len().is_multiple_of(2),
+        "two readouts of the same layers"
+    );
     let normed = both.split_off(both.len() / 2);
     let n = both.len();
     let normed = (normed.into_iter().enumerate())
