@@ -1952,7 +1952,7 @@ fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apa
     std::fs::write(
         &round,
         format!(
-            "extends = {:?}\nround = true\nseeds = [1]\n[roles]\nfrozen_reference = \"transformer-mlm\"\n",
+            "extends = {:?}\nround = true\nseeds = [1]\n[training]\ndev_split = true\n[roles]\nfrozen_reference = \"transformer-mlm\"\n",
             cfg.to_str().unwrap()
         ),
     )
@@ -1977,6 +1977,29 @@ fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apa
         .iter()
         .map(|f| std::fs::read(out.join("frozen").join(f)).unwrap())
         .collect();
+    // A round reads its losses on the test half, so it needs a dev split; no config names a
+    // seed twice.
+    for (text, want) in [
+        (
+            "round = true\n",
+            "round = true needs [training] dev_split = true",
+        ),
+        ("seeds = [1, 1]\n", "`seeds` names a seed twice"),
+    ] {
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(
+            &bad,
+            format!("extends = {:?}\n{text}", cfg.to_str().unwrap()),
+        )
+        .unwrap();
+        let o = run_with("frozen", &bad, &[]);
+        assert!(!o.status.success());
+        assert!(
+            stderr(&o).contains("bad.toml") && stderr(&o).contains(want),
+            "{}",
+            stderr(&o)
+        );
+    }
     let o = run_with("frozen", &round, &["--seed", "1"]);
     assert!(!o.status.success());
     assert!(
@@ -2049,6 +2072,19 @@ fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apa
             && err.contains("its roles lack no_attention_untied"),
         "{err}"
     );
+    // A description with every role but a field of the wrong kind.
+    std::fs::write(
+        &info,
+        text.replace("\"seeds\": [", "\"seeds\": 3, \"was\": ["),
+    )
+    .unwrap();
+    let o = report();
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("round.json") && err.contains("written by an older version?"),
+        "{err}"
+    );
     std::fs::write(&info, "{\"config\": 3}").unwrap();
     let o = report();
     assert!(!o.status.success());
@@ -2057,7 +2093,8 @@ fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apa
         err.contains("round.json") && err.contains("not a round's description"),
         "{err}"
     );
-    // A summary without its description (a run stopped between the two) is refused too.
+    // A summary without its description (as a run stopped before its end leaves it) is
+    // refused too ...
     std::fs::remove_file(&info).unwrap();
     let o = report();
     assert!(!o.status.success());
@@ -2066,4 +2103,11 @@ fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apa
         err.contains("round/frozen") && err.contains("without its description"),
         "{err}"
     );
+    // ... and a run of the comparison replaces a stale description with its own.
+    std::fs::write(&info, "stale").unwrap();
+    let o = run_with("frozen", &round, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&info).unwrap(), text);
+    let o = report();
+    assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -192,10 +192,32 @@ fn view(study: &Study, exp: Experiment, config: Option<&Path>) -> anyhow::Result
     output::write_csv(&dir.join("measurements.csv"), &measured)?;
     let table = Table(summarise(exp_name, &rows));
     output::write_csv(&dir.join("summary.csv"), &table.0)?;
+    if matches!(
+        exp,
+        Experiment::Qkv | Experiment::Frozen | Experiment::Objective
+    ) {
+        write_curves(study, exp, &dir)?;
+    }
+    let v = View {
+        rows: &rows,
+        study,
+        table: &table,
+        dir: &dir,
+    };
+    match exp {
+        Experiment::Analogy => v.analogy()?,
+        Experiment::Similarity => v.similarity()?,
+        Experiment::Layers => v.layers()?,
+        Experiment::Qkv => v.qkv()?,
+        Experiment::Frozen => v.frozen()?,
+        Experiment::Objective => v.objective()?,
+        Experiment::Contextuality => v.contextuality()?,
+        _ => unreachable!("not a paper experiment"),
+    }
     if study.cfg.round {
         // The report reads a round's comparison with the roles, seeds and models it was
-        // drawn with, kept beside it; written after its summary, so that a description always
-        // stands beside the summary it describes.
+        // drawn with, kept beside it; written last, so that a description stands only beside
+        // a comparison written whole.
         let label = super::report::config_label(config);
         let info = super::settings::RoundInfo {
             config: label.clone(),
@@ -218,28 +240,6 @@ fn view(study: &Study, exp: Experiment, config: Option<&Path>) -> anyhow::Result
         let json = serde_json::to_vec_pretty(&info)?;
         corpus::io::write_atomic(&path, |w| w.write_all(&json))
             .with_context(|| format!("{}: cannot write", path.display()))?;
-    }
-    if matches!(
-        exp,
-        Experiment::Qkv | Experiment::Frozen | Experiment::Objective
-    ) {
-        write_curves(study, exp, &dir)?;
-    }
-    let v = View {
-        rows: &rows,
-        study,
-        table: &table,
-        dir: &dir,
-    };
-    match exp {
-        Experiment::Analogy => v.analogy()?,
-        Experiment::Similarity => v.similarity()?,
-        Experiment::Layers => v.layers()?,
-        Experiment::Qkv => v.qkv()?,
-        Experiment::Frozen => v.frozen()?,
-        Experiment::Objective => v.objective()?,
-        Experiment::Contextuality => v.contextuality()?,
-        _ => unreachable!("not a paper experiment"),
     }
     println!("wrote {}", dir.display());
     Ok(())

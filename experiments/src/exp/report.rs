@@ -2005,7 +2005,7 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
         if md.is_empty() {
             let _ = writeln!(
                 md,
-                "## The round in progress: comparisons complete so far\n\nEach comparison below is read on every seed the round plans for its models (named with it), from the same kept measurements, in `{}/`. Read as the findings above are, but of other models: the round's recipe is not the committed study's (its config's learning rates, chosen on the dev half of the held-out block, and its frozen table's scale), every \"held-out loss\" below is on the test half of that block, and the gain at [MASK] is over the whole block. The findings above stay the committed study's until the round is complete.\n",
+                "## The round in progress: comparisons complete so far\n\nEach comparison below is read on every seed the round plans for its models (named with it), from the same kept measurements, in `{}/`. Read as the findings above are, but of other models: the round's recipe is its own config's, not the committed study's (its learning rates, scales and seeds), every \"held-out loss\" below is on the test half of the held-out block (a round splits off a dev half), and the gain at [MASK] is over the whole block. The findings above stay the committed study's until the round is complete.\n",
                 super::settings::ROUND
             );
         }
@@ -2053,7 +2053,6 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
 fn seed_list(seeds: &[u64]) -> String {
     let mut seeds = seeds.to_vec();
     seeds.sort_unstable();
-    seeds.dedup();
     match (seeds.first(), seeds.last()) {
         (Some(&a), Some(&b)) if b > a && (b - a) as usize + 1 == seeds.len() => format!("{a}-{b}"),
         _ => seeds
@@ -2096,7 +2095,8 @@ mod tests {
     #[test]
     fn seed_lists_read_as_ranges_where_they_run_on() {
         assert_eq!(seed_list(&[1, 2, 3]), "1-3");
-        assert_eq!(seed_list(&[3, 1, 1, 2]), "1-3");
+        assert_eq!(seed_list(&[3, 1, 2]), "1-3");
+        assert_eq!(seed_list(&[3, 1, 1, 2]), "1, 1, 2, 3");
         assert_eq!(seed_list(&[1, 3, 5]), "1, 3, 5");
         assert_eq!(seed_list(&[4]), "4");
         assert_eq!(seed_list(&[]), "");

@@ -678,6 +678,26 @@ pub fn load_config_from(args: &Args, exp: &str) -> anyhow::Result<(Config, Optio
     if cfg.seeds.is_empty() {
         anyhow::bail!("config: `seeds` is empty; give at least one seed");
     }
+    let source = || {
+        path.as_ref()
+            .map_or("the built-in defaults".into(), |p| p.display().to_string())
+    };
+    let mut distinct = cfg.seeds.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() != cfg.seeds.len() {
+        anyhow::bail!(
+            "{}: `seeds` names a seed twice ({:?}): each model is trained once per seed",
+            source(),
+            cfg.seeds
+        );
+    }
+    if cfg.round && !cfg.training.dev_split {
+        anyhow::bail!(
+            "{}: round = true needs [training] dev_split = true: a round's losses are read on the test half of the held-out block",
+            source()
+        );
+    }
     if args.quick {
         cfg.quick();
     }

@@ -1447,6 +1447,10 @@ fn split_readouts(
     );
     let normed = both.split_off(both.len() / 2);
     let n = both.len();
+    assert!(
+        (both.iter().enumerate()).all(|(i, l)| l.layer == i),
+        "the first readout's layers run from 0"
+    );
     let normed = (normed.into_iter().enumerate())
         .map(|(i, l)| {
             assert_eq!(
