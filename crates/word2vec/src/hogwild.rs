@@ -40,3 +40,137 @@ impl<'a> SharedMatrix<'a> {
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(i * self.cols), self.cols) }
     }
 }
+
+/// One thread's view of a [`SharedMatrix`] whose first `hot` rows (the most frequent words:
+/// ids are assigned by descending count) live in a private copy, added back to the shared
+/// matrix by [`ThreadRows::merge`].
+///
+/// Why: every noise draw lands on the frequent words' output rows, so with two threads both
+/// cores write the same few rows thousands of times a second and their cache lines move from
+/// core to core on nearly every write. A private copy turns those writes into local ones; a
+/// merge adds what this thread changed since the last merge, `local - base`, to the shared row
+/// and starts again from the shared row, which by then holds the other threads' changes too.
+/// Nothing is lost: every update reaches the shared row, later (at the next merge) rather than
+/// at once. With `hot = 0` every row is the shared one, exactly as [`SharedMatrix::row`].
+pub struct ThreadRows<'m, 'a> {
+    shared: &'m SharedMatrix<'a>,
+    hot: usize,
+    /// Rows `0..hot` as this thread sees them.
+    local: Vec<f32>,
+    /// Rows `0..hot` as they were at the last merge.
+    base: Vec<f32>,
+    local_ptr: *mut f32,
+}
+
+impl<'m, 'a> ThreadRows<'m, 'a> {
+    /// A view keeping the first `hot` rows (at most all of them) private, copied now.
+    pub fn new(shared: &'m SharedMatrix<'a>, hot: usize) -> Self {
+        let hot = hot.min(shared.rows);
+        let n = hot * shared.cols;
+        // SAFETY: the first `hot` rows are in bounds; a concurrent write makes the copy stale,
+        // which the next merge resolves (hogwild).
+        let mut local = unsafe { std::slice::from_raw_parts(shared.ptr, n) }.to_vec();
+        let base = local.clone();
+        let local_ptr = local.as_mut_ptr();
+        ThreadRows {
+            shared,
+            hot,
+            local,
+            base,
+            local_ptr,
+        }
+    }
+
+    /// A row: the private copy for a hot row, the shared row otherwise.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub fn row(&self, i: u32) -> &mut [f32] {
+        let i = i as usize;
+        assert!(i < self.shared.rows);
+        // Whether a noise word is hot is as random as the draw: no branch to mispredict.
+        let p = std::hint::select_unpredictable(i < self.hot, self.local_ptr, self.shared.ptr);
+        // SAFETY: `i` is in bounds of the shared matrix by the assert, and of the private copy
+        // (`hot` rows) when it is chosen; the private copy is this thread's alone and is not
+        // reallocated while `self` lives; aliasing is the hogwild contract of the module docs.
+        unsafe { std::slice::from_raw_parts_mut(p.add(i * self.shared.cols), self.shared.cols) }
+    }
+
+    /// Adds this thread's changes to the hot rows since the last merge to the shared matrix,
+    /// and takes the shared rows (with the other threads' merged changes) as the new start.
+    pub fn merge(&mut self) {
+        let cols = self.shared.cols;
+        for r in 0..self.hot {
+            let shared = self.shared.row(r as u32);
+            let span = r * cols..(r + 1) * cols;
+            let (local, base) = (&mut self.local[span.clone()], &mut self.base[span]);
+            for k in 0..cols {
+                shared[k] += local[k] - base[k];
+                local[k] = shared[k];
+                base[k] = local[k];
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_rows_reach_the_shared_matrix_at_each_merge() {
+        // Three rows of two; the first two private to each of two views.
+        let mut data = vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let shared = SharedMatrix::new(&mut data, 2);
+        let mut a = ThreadRows::new(&shared, 2);
+        let mut b = ThreadRows::new(&shared, 2);
+        a.row(0)[0] += 10.0;
+        b.row(0)[0] += 100.0;
+        b.row(1)[1] -= 1.0;
+        // A row that is not private is the shared one: written through at once.
+        a.row(2)[1] += 0.5;
+        assert_eq!(b.row(2), &[5.0, 6.5]);
+        // Before a merge the shared rows have neither view's changes, and a view sees its own.
+        assert_eq!(shared.row(0), &[1.0, 2.0]);
+        assert_eq!(a.row(0), &[11.0, 2.0]);
+        a.merge();
+        assert_eq!(shared.row(0), &[11.0, 2.0]);
+        b.merge();
+        // Both changes, each once; `b` now starts from the sum, `a` sees it at its next merge.
+        assert_eq!(shared.row(0), &[111.0, 2.0]);
+        assert_eq!(shared.row(1), &[3.0, 3.0]);
+        assert_eq!(b.row(0), &[111.0, 2.0]);
+        assert_eq!(a.row(0), &[11.0, 2.0]);
+        a.merge();
+        assert_eq!(a.row(0), &[111.0, 2.0]);
+        assert_eq!(
+            shared.row(0),
+            &[111.0, 2.0],
+            "a merge with no change adds nothing"
+        );
+        drop((a, b));
+        assert_eq!(data, [111.0, 2.0, 3.0, 3.0, 5.0, 6.5]);
+    }
+
+    #[test]
+    fn no_private_rows_is_the_shared_matrix_and_more_than_all_is_all() {
+        let mut data = vec![0.0; 4];
+        let shared = SharedMatrix::new(&mut data, 2);
+        let none = ThreadRows::new(&shared, 0);
+        none.row(1)[0] = 7.0;
+        assert_eq!(shared.row(1), &[7.0, 0.0]);
+        let mut all = ThreadRows::new(&shared, 99);
+        all.row(1)[1] = 8.0;
+        assert_eq!(shared.row(1), &[7.0, 0.0]);
+        all.merge();
+        assert_eq!(shared.row(1), &[7.0, 8.0]);
+    }
+
+    #[test]
+    #[should_panic]
+    fn a_row_past_the_matrix_is_refused_even_when_private_rows_cover_it() {
+        let mut data = vec![0.0; 4];
+        let shared = SharedMatrix::new(&mut data, 2);
+        let view = ThreadRows::new(&shared, 99);
+        let _ = view.row(2);
+    }
+}

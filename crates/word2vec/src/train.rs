@@ -21,7 +21,7 @@ use corpus::{subsample, Corpus};
 use serde::Serialize;
 
 use crate::config::{Architecture, ConfigError, Update, Word2VecConfig};
-use crate::hogwild::SharedMatrix;
+use crate::hogwild::{SharedMatrix, ThreadRows};
 use crate::rng::SplitMix64;
 use crate::sampling::AliasTable;
 use crate::sgd::{self, Sigmoid};
@@ -138,6 +138,14 @@ pub fn train(
                     // progress loop below waiting for it (the scope then re-raises the panic).
                     let _left = CountDown(&workers_left);
                     let mut buf = Buffers::new(config);
+                    // One thread shares its rows with no one: no private copy, and the
+                    // vectors of a one-thread run are those of the shared matrix alone.
+                    let private = if config.threads > 1 {
+                        PRIVATE_OUTPUT_ROWS
+                    } else {
+                        0
+                    };
+                    let mut output = ThreadRows::new(&output, private);
                     while !stop.load(Ordering::Relaxed) {
                         let job = next_job.fetch_add(1, Ordering::Relaxed);
                         if job >= n_jobs {
@@ -159,6 +167,7 @@ pub fn train(
                             output: &output,
                         };
                         let st = run_job(&job_ctx, &mut rng, &mut buf);
+                        output.merge();
                         if !st.loss.is_finite() {
                             stop.store(true, Ordering::Relaxed);
                             failure
@@ -239,6 +248,12 @@ pub fn train(
         report,
     })
 }
+
+/// With several threads, how many of the output matrix's rows (the most frequent words) each
+/// thread keeps in a private copy, merged into the shared matrix after every job
+/// ([`ThreadRows`]): the noise draws land on these rows most, and sharing them made two
+/// threads lose much of a thread's speed (docs/performance.md).
+const PRIVATE_OUTPUT_ROWS: usize = 1024;
 
 /// Floats per stored row: `dim` rounded up to a whole number of 256-bit vector registers, so
 /// that the dot products and row updates of the hot loop run without a scalar remainder. The
@@ -359,7 +374,7 @@ struct Job<'a, 'm> {
     alpha: f32,
     config: &'a Word2VecConfig,
     input: &'a SharedMatrix<'m>,
-    output: &'a SharedMatrix<'m>,
+    output: &'a ThreadRows<'a, 'm>,
 }
 
 /// Picks the widest instruction set the CPU has for the hot loop (the same code, compiled twice).
