@@ -1936,6 +1936,79 @@ fn seed_counts_train_a_model_at_fewer_seeds() {
     assert!(!stdout(&again).contains("training"), "{}", stdout(&again));
 }
 
+/// `--exp dynamics` with a round's config writes its curves under `<out>/round/dynamics/` and
+/// its cost table as `<out>/round/cost.csv`, never over the study's (read by the committed
+/// report); with its comparisons on (`findings = true`) a round refuses `--seed`, which would
+/// draw them from one seed.
+#[test]
+fn dynamics_of_a_round_writes_under_round_and_refuses_a_seed_with_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, findings: bool| {
+        let p = dir.path().join(name);
+        std::fs::write(
+            &p,
+            format!(
+                "extends = {:?}\nround = true\nseeds = [1]\n[training]\ndev_split = true\n[dynamics]\nmodels = [\"transformer-untrained\", \"word2vec-sgns\"]\nfindings = {findings}\n",
+                manifest_dir().join("configs/dynamics.toml").to_str().unwrap()
+            ),
+        )
+        .unwrap();
+        p
+    };
+    let (quiet, with_findings) = (write("round.toml", false), write("findings.toml", true));
+    let out = dir.path().join("out");
+    let args = |cfg: &std::path::Path, seed: bool| {
+        let mut a = vec![
+            "--exp".to_string(),
+            "dynamics".into(),
+            "--quick".into(),
+            "--config".into(),
+            cfg.to_str().unwrap().into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+        ];
+        if seed {
+            a.extend(["--seed".to_string(), "1".into()]);
+        }
+        a
+    };
+    let o = run(&args(&with_findings, true)
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--seed 1: this config is a round in progress"),
+        "{}",
+        stderr(&o)
+    );
+    // Refused before anything is trained: the output directory holds its lock file alone.
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, [".lock"], "refused before anything is trained");
+    let o = run(&args(&quiet, false)
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["dynamics/dynamics.csv", "dynamics/budget.csv", "cost.csv"] {
+        let p = out.join("round").join(f);
+        assert!(p.is_file(), "{}", p.display());
+    }
+    let cost = std::fs::read_to_string(out.join("round/cost.csv")).unwrap();
+    assert!(
+        cost.contains("transformer-untrained,1,") && cost.contains("word2vec-sgns,1,"),
+        "{cost}"
+    );
+    assert!(
+        !out.join("dynamics").exists() && !out.join("cost.csv").exists(),
+        "the study's curves and cost table are left alone"
+    );
+    assert!(!out.join("REPORT.md").exists());
+}
+
 /// `round = true`: a round in progress writes its comparisons into `<out>/round/` beside the
 /// committed study's (which it leaves as they were), each with the roles, seeds and models it
 /// was drawn with, and the report gives them a section of their own, headed apart and with the
