@@ -26,6 +26,10 @@ pub enum Update {
     Window,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 impl Update {
     fn is_pair(&self) -> bool {
         *self == Update::Pair
@@ -60,6 +64,15 @@ pub struct Word2VecConfig {
     /// so run hashes written before it existed do not move.
     #[serde(skip_serializing_if = "Update::is_pair")]
     pub update: Update,
+    /// With several threads, how many of the output matrix's rows (the most frequent words:
+    /// ids go by descending count) each thread keeps in a private copy, merged into the shared
+    /// matrix after every chunk ([`crate::hogwild::ThreadRows`]). 0, the default, is
+    /// word2vec.c's and gensim's hogwild, every row shared; a private copy spares the cores
+    /// from passing the rows that every noise draw hits back and forth (docs/performance.md).
+    /// One thread shares nothing and ignores it. Left out of the config's JSON at 0, so run
+    /// hashes written before it existed do not move.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub private_rows: usize,
     pub threads: usize,
     pub seed: u64,
 }
@@ -77,6 +90,7 @@ impl Default for Word2VecConfig {
             epochs: 5,
             max_tokens: None,
             update: Update::Pair,
+            private_rows: 0,
             threads: 2,
             seed: 1,
         }
@@ -268,6 +282,25 @@ mod tests {
             let e = cfg.validate(10).unwrap_err();
             assert!(e.to_string().contains(needle), "{e}");
         }
+    }
+
+    /// Run directories are named by a hash of the config's JSON: a field added later is left out
+    /// at its default, so the runs trained before it keep their names.
+    #[test]
+    fn later_fields_at_their_defaults_leave_the_json_as_it_was() {
+        let json = |c: &Word2VecConfig| serde_json::to_string(c).unwrap();
+        let plain = json(&Word2VecConfig::default());
+        for field in ["private_rows", "update", "max_tokens"] {
+            assert!(!plain.contains(field), "{plain}");
+        }
+        let private = json(&Word2VecConfig {
+            private_rows: 1024,
+            ..Default::default()
+        });
+        assert!(private.contains("\"private_rows\":1024"), "{private}");
+        // And a config read back without the field is the default.
+        let back: Word2VecConfig = serde_json::from_str(&plain).unwrap();
+        assert_eq!(back.private_rows, 0);
     }
 
     #[test]

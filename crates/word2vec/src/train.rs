@@ -141,7 +141,7 @@ pub fn train(
                     // One thread shares its rows with no one: no private copy, and the
                     // vectors of a one-thread run are those of the shared matrix alone.
                     let private = if config.threads > 1 {
-                        PRIVATE_OUTPUT_ROWS
+                        config.private_rows
                     } else {
                         0
                     };
@@ -248,12 +248,6 @@ pub fn train(
         report,
     })
 }
-
-/// With several threads, how many of the output matrix's rows (the most frequent words) each
-/// thread keeps in a private copy, merged into the shared matrix after every job
-/// ([`ThreadRows`]): the noise draws land on these rows most, and sharing them made two
-/// threads lose much of a thread's speed (docs/performance.md).
-const PRIVATE_OUTPUT_ROWS: usize = 1024;
 
 /// Floats per stored row: `dim` rounded up to a whole number of 256-bit vector registers, so
 /// that the dot products and row updates of the hot loop run without a scalar remainder. The

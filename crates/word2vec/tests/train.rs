@@ -113,6 +113,34 @@ fn both_architectures_separate_planted_classes() {
     assert!(class_gap(&untrained.vectors).abs() < 0.2);
 }
 
+/// Two threads with the most frequent words' output rows private to each thread, merged after
+/// every chunk (here a sentence of 12 tokens): some rows private, and every row private (whose
+/// learning rests on the merges alone: a merge that lost a thread's changes would start every
+/// chunk from the untrained output rows, and nothing would separate).
+#[test]
+fn private_rows_on_two_threads_separate_planted_classes() {
+    let corpus = planted_corpus(400);
+    for private_rows in [4, 1000] {
+        for (arch, update) in [
+            (Architecture::Sg, Update::Pair),
+            (Architecture::Sg, Update::Window),
+            (Architecture::Cbow, Update::Pair),
+        ] {
+            let cfg = Word2VecConfig {
+                threads: 2,
+                private_rows,
+                update,
+                ..small(arch)
+            };
+            let gap = class_gap(&train(&corpus, &cfg, false).unwrap().vectors);
+            assert!(
+                gap > 0.5,
+                "{arch:?} {update:?}, {private_rows} private rows: within-class minus between-class cosine is only {gap}"
+            );
+        }
+    }
+}
+
 #[test]
 fn one_thread_and_a_seed_give_bit_identical_vectors() {
     let corpus = planted_corpus(100);
