@@ -92,14 +92,26 @@ pub fn hidden_states_padded(
     pad: Option<u32>,
     device: &Device,
 ) -> Vec<Vec<f32>> {
-    let ids: Vec<i64> = ids.iter().map(|&x| x as i64).collect();
-    let b = ids.len() / seq_len;
-    let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, seq_len]), device);
-    let mask = pad.map(|p| tokens.clone().equal_elem(p as i64));
+    let (tokens, mask) = tokens_and_padding(ids, seq_len, pad, device);
     layers(model, tokens, mask, readout)
         .into_iter()
         .map(|h| h.into_data().try_into_vec::<f32>().expect("f32"))
         .collect()
+}
+
+/// Rows of `seq_len` ids as a batch of tokens, and where `pad` is given, the positions that
+/// hold it (masked out of attention).
+fn tokens_and_padding(
+    ids: &[u32],
+    seq_len: usize,
+    pad: Option<u32>,
+    device: &Device,
+) -> (Tensor<2, Int>, Option<Tensor<2, burn::tensor::Bool>>) {
+    let ids: Vec<i64> = ids.iter().map(|&x| x as i64).collect();
+    let b = ids.len() / seq_len;
+    let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, seq_len]), device);
+    let mask = pad.map(|p| tokens.clone().equal_elem(p as i64));
+    (tokens, mask)
 }
 
 /// The model's hidden states under `readout`, as tensors.
@@ -195,10 +207,7 @@ impl crate::layered::Layered for BothReadouts<'_> {
 
     fn word_states(&self, rows: &[u32], seq_len: usize) -> crate::layered::WordStates {
         let w = &self.inner;
-        let ids: Vec<i64> = rows.iter().map(|&x| x as i64).collect();
-        let b = ids.len() / seq_len;
-        let tokens = Tensor::<2, Int>::from_data(TensorData::new(ids, [b, seq_len]), w.device);
-        let mask = w.pad.map(|p| tokens.clone().equal_elem(p as i64));
+        let (tokens, mask) = tokens_and_padding(rows, seq_len, w.pad, w.device);
         let raw = w.model.forward(tokens, mask, w.readout.causal).hidden;
         let normed: Vec<Tensor<3>> = raw
             .iter()

@@ -836,17 +836,19 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 src.cast.frozen.label(),
                 src.cast.frozen_reference.label()
             );
+            // One value per seed of model `m`: `metric` of `benchmark` read on `representation`.
+            let values = |m: &str, representation: &str, benchmark: &str, metric: &str| {
+                src.values(
+                    Experiment::Frozen,
+                    &Rep::new(m, representation, None),
+                    benchmark,
+                    metric,
+                )
+            };
             // The scale the frozen table was drawn at, beside the trained embedding's: position
             // embeddings train in both, so a frozen table far smaller than a trained one would
             // let position swamp the token.
-            let scale = |m: &str| {
-                src.values(
-                    Experiment::Frozen,
-                    &Rep::new(m, "embedding", None),
-                    "embedding-scale",
-                    "std",
-                )
-            };
+            let scale = |m: &str| values(m, "embedding", "embedding-scale", "std");
             let (sf, st) = (scale(f), scale(trained));
             if sf.len() >= 2 && st.len() >= 2 {
                 let _ = writeln!(
@@ -856,14 +858,7 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
                     fmt_iv(&seed_mean(&st))
                 );
             }
-            let loss = |m: &str| {
-                src.values(
-                    Experiment::Frozen,
-                    &Rep::new(m, "training", None),
-                    "training",
-                    "heldout_loss",
-                )
-            };
+            let loss = |m: &str| values(m, "training", "training", "heldout_loss");
             let (a, b) = (loss(f), loss(trained));
             let level = table.get(f, "training", None, "training", "context_free_loss");
             if let (Some(level), false, false) = (level, a.is_empty(), b.is_empty()) {
@@ -871,12 +866,7 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 // in another, which a mean over seeds hides; with 3 seeds an arm, the counts of
                 // seeds that end below the level are compared by Fisher's exact test.
                 let per_seed = |m: &str, losses: &[f64]| {
-                    let steps = src.values(
-                        Experiment::Frozen,
-                        &Rep::new(m, "training", None),
-                        "training",
-                        "steps_to_context_free_level",
-                    );
+                    let steps = values(m, "training", "training", "steps_to_context_free_level");
                     let seeds: Vec<String> = (losses.iter().enumerate())
                         .map(|(i, x)| {
                             let when = match steps.get(i) {
@@ -918,14 +908,7 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
                     fmt_p(p)
                 );
             }
-            let gain = |m: &str| {
-                src.values(
-                    Experiment::Frozen,
-                    &Rep::new(m, "training", None),
-                    "training",
-                    "context_gain_at_mask",
-                )
-            };
+            let gain = |m: &str| values(m, "training", "training", "context_gain_at_mask");
             let (ga, gb) = (gain(f), gain(trained));
             if ga.len() >= 2 && gb.len() >= 2 {
                 let d = seed_difference(&ga, &gb);
