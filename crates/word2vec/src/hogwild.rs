@@ -6,11 +6,15 @@
 //! unsafety is confined here and the races are on plain `f32` stores, never on memory layout.
 
 use std::marker::PhantomData;
+use std::sync::Mutex;
 
 pub struct SharedMatrix<'a> {
     ptr: *mut f32,
     rows: usize,
     cols: usize,
+    /// Held while a [`ThreadRows`] merges: the only writes to the shared copies of the private
+    /// rows, one thread at a time, so that no merged change is lost.
+    merging: Mutex<()>,
     _owner: PhantomData<&'a mut [f32]>,
 }
 
@@ -26,6 +30,7 @@ impl<'a> SharedMatrix<'a> {
             ptr: data.as_mut_ptr(),
             rows: data.len() / cols,
             cols,
+            merging: Mutex::new(()),
             _owner: PhantomData,
         }
     }
@@ -41,17 +46,43 @@ impl<'a> SharedMatrix<'a> {
     }
 }
 
+/// Rows handed out for hogwild updates: the shared matrix itself, or one thread's view of it
+/// ([`ThreadRows`]). The hot loop is compiled for each, so a run that keeps no row private
+/// pays nothing for the possibility.
+pub trait Rows {
+    /// Row `i`, writable (hogwild: see the module docs).
+    #[allow(clippy::mut_from_ref)]
+    fn row(&self, i: u32) -> &mut [f32];
+}
+
+impl Rows for SharedMatrix<'_> {
+    #[inline(always)]
+    fn row(&self, i: u32) -> &mut [f32] {
+        SharedMatrix::row(self, i)
+    }
+}
+
+impl Rows for ThreadRows<'_, '_> {
+    #[inline(always)]
+    fn row(&self, i: u32) -> &mut [f32] {
+        ThreadRows::row(self, i)
+    }
+}
+
 /// One thread's view of a [`SharedMatrix`] whose first `hot` rows (the most frequent words:
 /// ids are assigned by descending count) live in a private copy, added back to the shared
 /// matrix by [`ThreadRows::merge`].
 ///
 /// Why: every noise draw lands on the frequent words' output rows, so with two threads both
-/// cores write the same few rows thousands of times a second and their cache lines move from
-/// core to core on nearly every write. A private copy turns those writes into local ones; a
-/// merge adds what this thread changed since the last merge, `local - base`, to the shared row
-/// and starts again from the shared row, which by then holds the other threads' changes too.
-/// Nothing is lost: every update reaches the shared row, later (at the next merge) rather than
-/// at once. With `hot = 0` every row is the shared one, exactly as [`SharedMatrix::row`].
+/// cores keep writing the same few rows, whose cache lines then have to pass from core to core
+/// (the likely cost; docs/performance.md). A private copy turns those writes into local ones;
+/// a merge adds what this thread changed since the last merge, `local - base`, to the shared
+/// row and starts again from the shared row, which by then holds the other threads' merged
+/// changes too. Merges take the matrix's lock, one thread at a time, and are the only writes
+/// to the shared copies of the private rows, so no change is lost: each reaches the shared row
+/// at the thread's next merge rather than at once (hogwild's concurrent writes to one shared
+/// row can lose one). With `hot = 0` every row is the shared one, exactly as
+/// [`SharedMatrix::row`]. Memory: two copies of `hot` rows per thread (`local` and `base`).
 pub struct ThreadRows<'m, 'a> {
     shared: &'m SharedMatrix<'a>,
     hot: usize,
@@ -67,8 +98,9 @@ impl<'m, 'a> ThreadRows<'m, 'a> {
     pub fn new(shared: &'m SharedMatrix<'a>, hot: usize) -> Self {
         let hot = hot.min(shared.rows);
         let n = hot * shared.cols;
-        // SAFETY: the first `hot` rows are in bounds; a concurrent write makes the copy stale,
-        // which the next merge resolves (hogwild).
+        let _merging = shared.merging.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: the first `hot` rows are in bounds, and no merge writes them meanwhile (the
+        // lock); the other threads write only their own copies of them.
         let mut local = unsafe { std::slice::from_raw_parts(shared.ptr, n) }.to_vec();
         let base = local.clone();
         let local_ptr = local.as_mut_ptr();
@@ -99,6 +131,13 @@ impl<'m, 'a> ThreadRows<'m, 'a> {
     /// and takes the shared rows (with the other threads' merged changes) as the new start.
     pub fn merge(&mut self) {
         let cols = self.shared.cols;
+        // A poisoned lock (a thread panicked mid-merge) still serialises: the run ends with the
+        // panic anyway.
+        let _merging = self
+            .shared
+            .merging
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         for r in 0..self.hot {
             let shared = self.shared.row(r as u32);
             let span = r * cols..(r + 1) * cols;
@@ -109,6 +148,8 @@ impl<'m, 'a> ThreadRows<'m, 'a> {
                 base[k] = local[k];
             }
         }
+        // `row` reads through the pointer: taken again after the `&mut` borrows above.
+        self.local_ptr = self.local.as_mut_ptr();
     }
 }
 
@@ -165,8 +206,38 @@ mod tests {
         assert_eq!(shared.row(1), &[7.0, 8.0]);
     }
 
+    /// Two threads merging the same private row over and over: every change arrives, none
+    /// overwritten by a merge racing another.
     #[test]
-    #[should_panic]
+    fn concurrent_merges_lose_nothing() {
+        const COLS: usize = 4096;
+        const ROUNDS: usize = 10_000;
+        let mut data = vec![0.0f32; 2 * COLS];
+        let shared = SharedMatrix::new(&mut data, COLS);
+        // Both threads start merging together.
+        let start = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    let mut view = ThreadRows::new(&shared, 1);
+                    start.wait();
+                    for _ in 0..ROUNDS {
+                        view.row(0).iter_mut().for_each(|x| *x += 1.0);
+                        view.merge();
+                    }
+                });
+            }
+        });
+        // Whole numbers below 2^24 add exactly in f32.
+        assert!(
+            shared.row(0).iter().all(|&x| x == (2 * ROUNDS) as f32),
+            "{:?}",
+            &shared.row(0)[..4]
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "i < self.shared.rows")]
     fn a_row_past_the_matrix_is_refused_even_when_private_rows_cover_it() {
         let mut data = vec![0.0; 4];
         let shared = SharedMatrix::new(&mut data, 2);

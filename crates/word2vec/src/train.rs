@@ -21,7 +21,7 @@ use corpus::{subsample, Corpus};
 use serde::Serialize;
 
 use crate::config::{Architecture, ConfigError, Update, Word2VecConfig};
-use crate::hogwild::{SharedMatrix, ThreadRows};
+use crate::hogwild::{Rows, SharedMatrix, ThreadRows};
 use crate::rng::SplitMix64;
 use crate::sampling::AliasTable;
 use crate::sgd::{self, Sigmoid};
@@ -73,6 +73,9 @@ pub struct TrainReport {
 pub struct Trained {
     /// The input vectors, one row per vocabulary word (ids in order).
     pub vectors: WordVectors,
+    /// The output vectors (word2vec.c's and gensim's `syn1neg`), the same rows: what noise
+    /// words and centre words are scored against.
+    pub output: WordVectors,
     pub report: TrainReport,
 }
 
@@ -139,13 +142,10 @@ pub fn train(
                     let _left = CountDown(&workers_left);
                     let mut buf = Buffers::new(config);
                     // One thread shares its rows with no one: no private copy, and the
-                    // vectors of a one-thread run are those of the shared matrix alone.
-                    let private = if config.threads > 1 {
-                        config.private_rows
-                    } else {
-                        0
-                    };
-                    let mut output = ThreadRows::new(&output, private);
+                    // shared matrix itself (the hot loop compiled for it, without the
+                    // private rows' lookup: a one-thread run is word2vec.c's, as before).
+                    let mut private = (config.threads > 1 && config.private_rows > 0)
+                        .then(|| ThreadRows::new(&output, config.private_rows));
                     while !stop.load(Ordering::Relaxed) {
                         let job = next_job.fetch_add(1, Ordering::Relaxed);
                         if job >= n_jobs {
@@ -164,10 +164,14 @@ pub fn train(
                             alpha,
                             config,
                             input: &input,
-                            output: &output,
                         };
-                        let st = run_job(&job_ctx, &mut rng, &mut buf);
-                        output.merge();
+                        let st = match &private {
+                            Some(rows) => run_job(&job_ctx, rows, &mut rng, &mut buf),
+                            None => run_job(&job_ctx, &output, &mut rng, &mut buf),
+                        };
+                        if let Some(rows) = &mut private {
+                            rows.merge();
+                        }
                         if !st.loss.is_finite() {
                             stop.store(true, Ordering::Relaxed);
                             failure
@@ -243,8 +247,10 @@ pub fn train(
         "the padding stays zero"
     );
     drop_padding(&mut input, stride, dim);
+    drop_padding(&mut output, stride, dim);
     Ok(Trained {
         vectors: WordVectors::new(corpus.vocab.words().to_vec(), dim, input),
+        output: WordVectors::new(corpus.vocab.words().to_vec(), dim, output),
         report,
     })
 }
@@ -368,27 +374,36 @@ struct Job<'a, 'm> {
     alpha: f32,
     config: &'a Word2VecConfig,
     input: &'a SharedMatrix<'m>,
-    output: &'a ThreadRows<'a, 'm>,
 }
 
 /// Picks the widest instruction set the CPU has for the hot loop (the same code, compiled twice).
-fn run_job(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobStats {
+fn run_job<R: Rows>(job: &Job, output: &R, rng: &mut SplitMix64, buf: &mut Buffers) -> JobStats {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
         // SAFETY: the features were just detected.
-        return unsafe { run_job_avx2(job, rng, buf) };
+        return unsafe { run_job_avx2(job, output, rng, buf) };
     }
-    run_job_generic(job, rng, buf)
+    run_job_generic(job, output, rng, buf)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn run_job_avx2(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobStats {
-    run_job_generic(job, rng, buf)
+unsafe fn run_job_avx2<R: Rows>(
+    job: &Job,
+    output: &R,
+    rng: &mut SplitMix64,
+    buf: &mut Buffers,
+) -> JobStats {
+    run_job_generic(job, output, rng, buf)
 }
 
 #[inline(always)]
-fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobStats {
+fn run_job_generic<R: Rows>(
+    job: &Job,
+    output: &R,
+    rng: &mut SplitMix64,
+    buf: &mut Buffers,
+) -> JobStats {
     let cfg = job.config;
     // Drop out-of-vocabulary words and subsample frequent ones; windows span what remains.
     buf.sentence.clear();
@@ -400,10 +415,11 @@ fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobSta
     let sent = &buf.sentence;
     let ahead = match cfg.architecture {
         Architecture::Sg if cfg.update == Update::Window => {
-            Some(window_sentence(job, rng, sent, &mut buf.window))
+            Some(window_sentence(job, output, rng, sent, &mut buf.window))
         }
         Architecture::Cbow => Some(cbow_sentence(
             job,
+            output,
             rng,
             sent,
             &mut buf.h,
@@ -442,7 +458,7 @@ fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobSta
                         || job.noise.sample(rng),
                         job.alpha,
                         job.sigmoid,
-                        |j| job.output.row(j),
+                        |j| output.row(j),
                     ) as f64;
                     sgd::axpy(1.0, &buf.grad, h);
                     examples += 1;
@@ -464,8 +480,9 @@ fn run_job_generic(job: &Job, rng: &mut SplitMix64, buf: &mut Buffers) -> JobSta
 /// computed: the rows are read at random over two `vocabulary x dim` matrices, and waiting
 /// for them is most of the time of a window (perf).
 #[inline(always)]
-fn window_sentence(
+fn window_sentence<R: Rows>(
     job: &Job,
+    output: &R,
     rng: &mut SplitMix64,
     sent: &[u32],
     win: &mut WindowBuffers,
@@ -496,9 +513,9 @@ fn window_sentence(
     for (pos, &word) in sent.iter().enumerate() {
         let next_reduced = sent.get(pos + 1).map(|&next| {
             let r = draw(rng, next, &mut next_negs);
-            prefetch_row(job.output.row(next));
+            prefetch_row(output.row(next));
             for &n in &next_negs {
-                prefetch_row(job.output.row(n));
+                prefetch_row(output.row(n));
             }
             if let Some(&c) = sent.get(pos + 1 + r) {
                 prefetch_row(job.input.row(c));
@@ -522,7 +539,7 @@ fn window_sentence(
             win.labels.push(1.0);
             win.outputs.extend_from_slice(&negs);
             win.labels.resize(win.outputs.len(), 0.0);
-            loss += window_update(job, win) as f64;
+            loss += window_update(job, output, win) as f64;
             examples += win.contexts.len() as u64;
         }
         if let Some(r) = next_reduced {
@@ -539,8 +556,9 @@ fn window_sentence(
 /// ahead in the same order as one at a time: the same vectors, bit for bit, with the next
 /// position's output rows and new context row fetched while this one is computed.
 #[inline(always)]
-fn cbow_sentence(
+fn cbow_sentence<R: Rows>(
     job: &Job,
+    output: &R,
     rng: &mut SplitMix64,
     sent: &[u32],
     h: &mut [f32],
@@ -574,9 +592,9 @@ fn cbow_sentence(
     for (pos, &word) in sent.iter().enumerate() {
         let next_reduced = (pos + 1 < sent.len()).then(|| {
             let r = draw(rng, pos + 1, &mut next_negs);
-            prefetch_row(job.output.row(sent[pos + 1]));
+            prefetch_row(output.row(sent[pos + 1]));
             for &n in next_negs.iter() {
-                prefetch_row(job.output.row(n));
+                prefetch_row(output.row(n));
             }
             if let Some(&c) = sent.get(pos + 1 + r) {
                 prefetch_row(job.input.row(c));
@@ -612,7 +630,7 @@ fn cbow_sentence(
                 },
                 job.alpha,
                 job.sigmoid,
-                |j| job.output.row(j),
+                |j| output.row(j),
             ) as f64;
             for c in contexts {
                 sgd::axpy(1.0, grad, job.input.row(c));
@@ -650,12 +668,12 @@ fn prefetch_row(row: &[f32]) {
 
 /// One window's HogBatch update ([`sgd::window_step`]) on the shared rows named in `buf`.
 #[inline(always)]
-fn window_update(job: &Job, buf: &mut WindowBuffers) -> f32 {
+fn window_update<R: Rows>(job: &Job, output: &R, buf: &mut WindowBuffers) -> f32 {
     sgd::window_step(
         &buf.contexts,
         &buf.outputs,
         |c| job.input.row(c),
-        |o| job.output.row(o),
+        |o| output.row(o),
         &buf.labels,
         job.alpha,
         job.sigmoid,

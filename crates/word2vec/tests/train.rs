@@ -114,9 +114,10 @@ fn both_architectures_separate_planted_classes() {
 }
 
 /// Two threads with the most frequent words' output rows private to each thread, merged after
-/// every chunk (here a sentence of 12 tokens): some rows private, and every row private (whose
-/// learning rests on the merges alone: a merge that lost a thread's changes would start every
-/// chunk from the untrained output rows, and nothing would separate).
+/// every chunk (here a sentence of 12 tokens): some rows private, and every row private. The
+/// output matrix comes back trained and separating the classes too: it holds only what the
+/// merges brought (with every row private, nothing else writes it; it starts at zero), and a
+/// merge that lost a thread's changes would start every chunk from untrained output rows.
 #[test]
 fn private_rows_on_two_threads_separate_planted_classes() {
     let corpus = planted_corpus(400);
@@ -132,12 +133,37 @@ fn private_rows_on_two_threads_separate_planted_classes() {
                 update,
                 ..small(arch)
             };
-            let gap = class_gap(&train(&corpus, &cfg, false).unwrap().vectors);
-            assert!(
-                gap > 0.5,
-                "{arch:?} {update:?}, {private_rows} private rows: within-class minus between-class cosine is only {gap}"
-            );
+            let trained = train(&corpus, &cfg, false).unwrap();
+            for (matrix, v) in [("input", &trained.vectors), ("output", &trained.output)] {
+                let gap = class_gap(v);
+                assert!(
+                    gap > 0.5,
+                    "{arch:?} {update:?}, {private_rows} private rows, {matrix}: within-class minus between-class cosine is only {gap}"
+                );
+            }
         }
+    }
+}
+
+/// One thread shares its rows with no one: `private_rows` changes nothing, to the last bit
+/// (a merge would round `s + (l - s)` differently from `l`).
+#[test]
+fn one_thread_ignores_private_rows() {
+    let corpus = planted_corpus(100);
+    for arch in [Architecture::Sg, Architecture::Cbow] {
+        let run = |private_rows| {
+            let t = train(
+                &corpus,
+                &Word2VecConfig {
+                    private_rows,
+                    ..small(arch)
+                },
+                false,
+            )
+            .unwrap();
+            (t.vectors.data().to_vec(), t.output.data().to_vec())
+        };
+        assert_eq!(run(0), run(1000), "{arch:?}");
     }
 }
 

@@ -873,3 +873,46 @@ mod recipe_tests {
         assert!(e.contains("[roles] no_attention_untied"), "{e}");
     }
 }
+
+#[cfg(test)]
+mod word2vec_config_tests {
+    use super::*;
+
+    /// The study's word2vec models keep word2vec.c's hogwild (every output row shared), as its
+    /// committed vectors were trained; the speed benchmark's config alone keeps rows private.
+    #[test]
+    fn the_study_configs_share_every_word2vec_row_and_the_benchmark_keeps_some_private() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+        let mut study = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name == "word2vec.toml" || path.extension().is_none_or(|e| e != "toml") {
+                continue;
+            }
+            // The study's configs (the others are read by other experiments).
+            if let Ok(cfg) = config::load_file::<Config>(&path) {
+                assert_eq!(
+                    (cfg.sgns.private_rows, cfg.cbow.private_rows),
+                    (0, 0),
+                    "{name}"
+                );
+                study.push(name);
+            }
+        }
+        for name in [
+            "paper.toml",
+            "ten-seeds.toml",
+            "ten-seeds-half.toml",
+            "dynamics.toml",
+        ] {
+            assert!(
+                study.iter().any(|s| s == name),
+                "{name} not read: {study:?}"
+            );
+        }
+        let bench: crate::exp::word2vec::Config =
+            config::load_file(&dir.join("word2vec.toml")).unwrap();
+        assert!(bench.sgns.private_rows > 0 && bench.cbow.private_rows > 0);
+    }
+}

@@ -131,6 +131,8 @@ struct BenchRow {
     model: String,
     seed: u64,
     threads: usize,
+    /// Output rows private to each thread (`private_rows`; 0 on one thread, which keeps none).
+    private_rows: usize,
     epochs: usize,
     dim: usize,
     raw_words: u64,
@@ -203,6 +205,7 @@ pub fn bench(args: &Args) -> anyhow::Result<()> {
         model: name.into(),
         seed: cfg.seed,
         threads: r.threads,
+        private_rows: if r.threads > 1 { cfg.private_rows } else { 0 },
         epochs: r.epochs,
         dim: r.dim,
         raw_words: r.raw_words,

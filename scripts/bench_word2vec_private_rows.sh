@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# word2vec on two threads with and without private output rows (`private_rows`): our three
+# models (skip-gram's pair order and window update, CBOW) at private_rows 0 (every row shared,
+# word2vec.c's and gensim's hogwild) and at the benchmark config's value, seeds 1-3 (SEEDS="..."
+# to change), the two settings alternated run by run so that the machine's drift falls on both.
+# Writes results/bench/word2vec-private-rows.csv with the CPU named in each row, and prints
+# each setting's median speed, its ratio to private_rows = 0, quality and peak RSS.
+# Run it on a quiet machine: every other process shares the cores and the caches.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+cargo build -p experiments
+bin="$CARGO_TARGET_DIR/debug/experiments"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# The benchmark config with every `private_rows` line set to 0: the other arm.
+shared="$tmp/shared.toml"
+sed 's/^private_rows = .*/private_rows = 0/' experiments/configs/word2vec.toml > "$shared"
+grep -q '^private_rows = 0' "$shared" || { echo "experiments/configs/word2vec.toml sets no private_rows" >&2; exit 1; }
+for seed in ${SEEDS:-1 2 3}; do
+  for model in sgns sgns-window cbow; do
+    for config in "$shared" experiments/configs/word2vec.toml; do
+      out="$tmp/$(basename "$config" .toml)"
+      "$bin" --exp bench-word2vec --model "$model" --threads 2 --seed "$seed" --config "$config" --out "$out" > "$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+    done
+  done
+done
+mkdir -p results/bench
+python3 - "$tmp"/*/bench/word2vec-*.csv <<'PY'
+import csv, os, statistics as st, sys
+flags, cpu = set(), "unknown"
+try:
+    for line in open("/proc/cpuinfo"):
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and cpu == "unknown":
+            cpu = value.strip()
+        if key.strip() == "flags":
+            flags = set(value.split())
+except OSError:
+    pass
+isa = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "other"
+rows, header = [], None
+for path in sys.argv[1:]:
+    with open(path, newline="") as f:
+        r = csv.DictReader(f)
+        if header is None:
+            header = r.fieldnames
+        elif r.fieldnames != header:
+            sys.exit(f"{path}: columns {r.fieldnames} differ from {header}")
+        rows += [dict(row, cpu=cpu, isa=isa) for row in r]
+out = "results/bench/word2vec-private-rows.csv"
+with open(out + ".tmp", "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=header + ["cpu", "isa"], lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+os.replace(out + ".tmp", out)
+g = {}
+for r in rows:
+    g.setdefault((r["model"], int(r["private_rows"])), []).append(r)
+base = {m: st.median(float(r["raw_words_per_cpu_s"]) for r in rs) for (m, p), rs in g.items() if p == 0}
+span = lambda rs, k: f"{min(float(r[k]) for r in rs):.3f}-{max(float(r[k]) for r in rs):.3f}"
+print(f"{'model':12} {'private':>7} {'words/CPU-s (median, min-max)':>32} {'x shared':>8} {'analogy':>13} {'WS-353':>13} {'SimLex':>13} {'peak RSS MiB':>13}")
+for (m, p), rs in sorted(g.items()):
+    v = [float(r["raw_words_per_cpu_s"]) for r in rs]
+    print(f"{m:12} {p:>7} {st.median(v):>12.0f} ({min(v):.0f}-{max(v):.0f}) {st.median(v) / base[m]:>8.2f} {span(rs, 'analogy_3cosadd'):>13} {span(rs, 'ws353_all_spearman'):>13} {span(rs, 'simlex999_spearman'):>13} {span(rs, 'peak_rss_mib'):>13}")
+PY
