@@ -2,7 +2,8 @@
 # word2vec on two threads with and without private output rows (`private_rows`): our three
 # models (skip-gram's pair order and window update, CBOW) at private_rows 0 (every row shared,
 # word2vec.c's and gensim's hogwild) and at the benchmark config's value, seeds 1-3 (SEEDS="..."
-# to change), the two settings alternated run by run so that the machine's drift falls on both.
+# to change), the two settings alternated run by run, each going first in every other pair, so
+# that neither the machine's drift nor going first falls on one setting.
 # Writes results/bench/word2vec-private-rows.csv with the CPU named in each row, and prints
 # each setting's median speed, its ratio to private_rows = 0, quality and peak RSS.
 # Run it on a quiet machine: every other process shares the cores and the caches.
@@ -13,15 +14,24 @@ cargo build -p experiments
 bin="$CARGO_TARGET_DIR/debug/experiments"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The benchmark config with every `private_rows` line set to 0: the other arm.
+# The benchmark config with every `private_rows` line set to 0: the other arm. Both models'
+# tables ([sgns], [cbow]) must set a value above 0, or the two arms would be one.
+config=experiments/configs/word2vec.toml
+[ "$(grep -cE '^private_rows *= *[1-9][0-9]* *$' "$config")" = 2 ] || {
+  echo "$config: [sgns] and [cbow] must each set private_rows above 0 (one line each)" >&2; exit 1; }
 shared="$tmp/shared.toml"
-sed 's/^private_rows = .*/private_rows = 0/' experiments/configs/word2vec.toml > "$shared"
-grep -q '^private_rows = 0' "$shared" || { echo "experiments/configs/word2vec.toml sets no private_rows" >&2; exit 1; }
+sed -E 's/^private_rows *=.*/private_rows = 0/' "$config" > "$shared"
+[ "$(grep -c '^private_rows = 0$' "$shared")" = 2 ] || { echo "could not set private_rows = 0" >&2; exit 1; }
+pair=0
 for seed in ${SEEDS:-1 2 3}; do
   for model in sgns sgns-window cbow; do
-    for config in "$shared" experiments/configs/word2vec.toml; do
-      out="$tmp/$(basename "$config" .toml)"
-      "$bin" --exp bench-word2vec --model "$model" --threads 2 --seed "$seed" --config "$config" --out "$out" > "$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+    pair=$((pair + 1))
+    order=("$shared" "$config")
+    [ $((pair % 2)) = 0 ] && order=("$config" "$shared")
+    for config_file in "${order[@]}"; do
+      config_name=$(basename "$config_file" .toml)
+      out="$tmp/$config_name"
+      "$bin" --exp bench-word2vec --model "$model" --threads 2 --seed "$seed" --config "$config_file" --out "$out" > "$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
     done
   done
 done

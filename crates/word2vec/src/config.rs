@@ -69,8 +69,9 @@ pub struct Word2VecConfig {
     /// matrix after every chunk ([`crate::hogwild::ThreadRows`]). 0, the default, is
     /// word2vec.c's and gensim's hogwild, every row shared; a private copy spares the cores
     /// from passing the rows that every noise draw hits back and forth (docs/performance.md).
-    /// Costs two copies of these rows per thread (`2 x threads x rows x dim` floats; more
-    /// rows than the vocabulary count as all of them). One thread shares nothing and ignores
+    /// Costs two copies of these rows per thread (`2 x threads x rows x stride` floats, the
+    /// stride being `dim` padded to whole vector registers; more rows than the vocabulary count
+    /// as all of them). One thread shares nothing and ignores
     /// it. Left out of the config's JSON at 0, so run hashes written before it existed do not
     /// move.
     #[serde(skip_serializing_if = "is_zero")]

@@ -1,6 +1,8 @@
 //! Hogwild! (Niu et al. 2011): threads update the shared matrices without locks. Updates to a
 //! row by two threads at once can lose one of them; with sparse updates on a large vocabulary
 //! this is rare and harmless to SGD, and it is what word2vec.c, gensim and fastText all do.
+//! [`ThreadRows`] keeps the most frequent rows out of that: private to each thread, merged
+//! into the shared matrix under a lock, the one lock here.
 //!
 //! Rust does not allow aliased `&mut`, so the matrix hands out rows through a raw pointer; the
 //! unsafety is confined here and the races are on plain `f32` stores, never on memory layout.
@@ -12,8 +14,9 @@ pub struct SharedMatrix<'a> {
     ptr: *mut f32,
     rows: usize,
     cols: usize,
-    /// Held while a [`ThreadRows`] merges: the only writes to the shared copies of the private
-    /// rows, one thread at a time, so that no merged change is lost.
+    /// Held while a [`ThreadRows`] copies the shared rows it keeps private or merges into
+    /// them: the only reads and writes of those shared rows, one thread at a time, so that no
+    /// merged change is lost.
     merging: Mutex<()>,
     _owner: PhantomData<&'a mut [f32]>,
 }
@@ -48,7 +51,7 @@ impl<'a> SharedMatrix<'a> {
 
 /// Rows handed out for hogwild updates: the shared matrix itself, or one thread's view of it
 /// ([`ThreadRows`]). The hot loop is compiled for each, so a run that keeps no row private
-/// pays nothing for the possibility.
+/// reads its rows as before, without the private rows' lookup.
 pub trait Rows {
     /// Row `i`, writable (hogwild: see the module docs).
     #[allow(clippy::mut_from_ref)]

@@ -141,11 +141,8 @@ pub fn train(
                     // progress loop below waiting for it (the scope then re-raises the panic).
                     let _left = CountDown(&workers_left);
                     let mut buf = Buffers::new(config);
-                    // One thread shares its rows with no one: no private copy, and the
-                    // shared matrix itself (the hot loop compiled for it, without the
-                    // private rows' lookup: a one-thread run is word2vec.c's, as before).
-                    let mut private = (config.threads > 1 && config.private_rows > 0)
-                        .then(|| ThreadRows::new(&output, config.private_rows));
+                    let mut private =
+                        private_output_rows(config).map(|n| ThreadRows::new(&output, n));
                     while !stop.load(Ordering::Relaxed) {
                         let job = next_job.fetch_add(1, Ordering::Relaxed);
                         if job >= n_jobs {
@@ -253,6 +250,13 @@ pub fn train(
         output: WordVectors::new(corpus.vocab.words().to_vec(), dim, output),
         report,
     })
+}
+
+/// How many output rows each thread keeps private ([`ThreadRows`]), if any: none on one thread,
+/// which shares its rows with no one and reads the shared matrix itself (the hot loop compiled
+/// for it, without the private rows' lookup: a one-thread run is word2vec.c's, as before).
+fn private_output_rows(config: &Word2VecConfig) -> Option<usize> {
+    (config.threads > 1 && config.private_rows > 0).then_some(config.private_rows)
 }
 
 /// Floats per stored row: `dim` rounded up to a whole number of 256-bit vector registers, so
@@ -685,6 +689,22 @@ fn window_update<R: Rows>(job: &Job, output: &R, buf: &mut WindowBuffers) -> f32
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn private_rows_only_with_several_threads() {
+        let cfg = |threads, private_rows| Word2VecConfig {
+            threads,
+            private_rows,
+            ..Default::default()
+        };
+        assert_eq!(
+            private_output_rows(&cfg(1, 1024)),
+            None,
+            "one thread keeps none"
+        );
+        assert_eq!(private_output_rows(&cfg(2, 0)), None);
+        assert_eq!(private_output_rows(&cfg(2, 1024)), Some(1024));
+    }
 
     #[test]
     fn rows_are_padded_to_whole_vectors_and_the_padding_is_dropped() {
