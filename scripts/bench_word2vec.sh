@@ -25,38 +25,8 @@ for seed in ${SEEDS:-1 2 3}; do
   done
 done
 mkdir -p results/bench
-# One CSV from the runs' files: their columns checked alike, the CPU and its widest vector ISA
-# appended to each row (in python: no CPU name can break the assembly, a missing one is
-# "unknown").
-python3 - "$tmp"/bench/word2vec-*.csv <<'PY'
-import csv, os, sys
-flags, cpu = set(), "unknown"
-try:
-    for line in open("/proc/cpuinfo"):
-        key, _, value = line.partition(":")
-        if key.strip() == "model name" and cpu == "unknown":
-            cpu = value.strip()
-        if key.strip() == "flags":
-            flags = set(value.split())
-except OSError:
-    pass
-isa = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "other"
-rows, header = [], None
-for path in sys.argv[1:]:
-    with open(path, newline="") as f:
-        r = csv.DictReader(f)
-        if header is None:
-            header = r.fieldnames
-        elif r.fieldnames != header:
-            sys.exit(f"{path}: columns {r.fieldnames} differ from {header}")
-        rows += [dict(row, cpu=cpu, isa=isa) for row in r]
-tmp = "results/bench/word2vec.csv.tmp"
-with open(tmp, "w", newline="") as f:
-    w = csv.DictWriter(f, fieldnames=header + ["cpu", "isa"], lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-os.replace(tmp, "results/bench/word2vec.csv")
-PY
+# One CSV from the runs' files, the CPU named in each row.
+python3 scripts/bench_csv.py results/bench/word2vec.csv "$tmp"/bench/word2vec-*.csv
 python3 - <<'PY'
 import csv, statistics as st
 rows = list(csv.DictReader(open("results/bench/word2vec.csv")))
