@@ -60,15 +60,7 @@ pub fn form(
 
 /// `||M_s||_F^2 / ||M||_F^2` of a row-major `n x n` matrix (NaN for M = 0).
 pub fn symmetry_score(m: &[f64], n: usize) -> f64 {
-    assert_eq!(m.len(), n * n);
-    let (mut sym, mut all) = (0f64, 0f64);
-    for i in 0..n {
-        for j in 0..n {
-            let s = 0.5 * (m[i * n + j] + m[j * n + i]);
-            sym += s * s;
-            all += m[i * n + j] * m[i * n + j];
-        }
-    }
+    let (sym, all) = crate::geometry::symmetric_part_and_total(m, n);
     sym / all
 }
 

@@ -28,8 +28,9 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     }
 }
 
-/// ||(M + M^T)/2||_F / ||M||_F of a square row-major `n x n` matrix.
-pub fn symmetric_share(m: &[f64], n: usize) -> f64 {
+/// `(||(M + M^T)/2||_F^2, ||M||_F^2)` of a square row-major `n x n` matrix: the squared norms
+/// of its symmetric part and of the whole.
+pub(crate) fn symmetric_part_and_total(m: &[f64], n: usize) -> (f64, f64) {
     assert_eq!(m.len(), n * n);
     let (mut sym, mut all) = (0f64, 0f64);
     for i in 0..n {
@@ -39,6 +40,12 @@ pub fn symmetric_share(m: &[f64], n: usize) -> f64 {
             all += m[i * n + j] * m[i * n + j];
         }
     }
+    (sym, all)
+}
+
+/// ||(M + M^T)/2||_F / ||M||_F of a square row-major `n x n` matrix.
+pub fn symmetric_share(m: &[f64], n: usize) -> f64 {
+    let (sym, all) = symmetric_part_and_total(m, n);
     if all == 0.0 {
         0.0
     } else {
