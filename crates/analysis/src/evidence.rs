@@ -12,8 +12,11 @@
 //!   the word pairs they are built from (`a:b` and `c:d`, within a section), not as if each
 //!   question were an independent draw. Analogies also get McNemar's exact test per seed.
 //! * A "best layer" is chosen on the *dev* half of a benchmark's items and reported on the other
-//!   (*test*) half: item `i` of benchmark `b` falls in dev or test by a fair coin seeded by `b`
-//!   and `i` ([`half_of`]), the same for every model and seed.
+//!   (*test*) half: similarity pair `i` of benchmark `b` falls in dev or test by a fair coin
+//!   seeded by `b` and `i` ([`half_of`]), the same for every model and seed. Analogy questions
+//!   share word pairs, so they are split by pair ([`question_half`]): a question is dev when both
+//!   its pairs are, test when both are, and in neither half when they differ, so that no pair
+//!   stands on both sides of the choice.
 //! * A similarity score stands beside its chance band: Spearman's rho of the same cosines
 //!   permuted against the human scores, for exactly the pairs used.
 //! * The collocation effect size (collocated minus frequency-matched pairs' mean cosine) gets
@@ -62,6 +65,19 @@ pub fn half_of(benchmark: &str, i: usize) -> Half {
     }
 }
 
+/// The half an analogy question of `benchmark` falls in, from the word pairs it is built from
+/// (`pairs`, [`question_pairs`]): each pair by a fair coin ([`half_of`] of `benchmark/pairs`
+/// and the pair's id), the question dev when every pair is dev, test when every pair is test,
+/// in neither half otherwise (`None`; about half of the questions of two pairs). A
+/// question-by-question split would put questions that share a pair (the same two words, the
+/// same offset) on both sides, so that a layer chosen on dev would be chosen partly on test.
+pub fn question_half(benchmark: &str, pairs: &[usize]) -> Option<Half> {
+    let name = format!("{benchmark}/pairs");
+    let mut halves = pairs.iter().map(|&p| half_of(&name, p));
+    let first = halves.next()?;
+    halves.all(|h| h == first).then_some(first)
+}
+
 /// FNV-1a of `text`: a seed stable across platforms and Rust versions, unlike `DefaultHasher`.
 fn fnv1a(text: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -69,10 +85,6 @@ fn fnv1a(text: &str) -> u64 {
         h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
     }
     h
-}
-
-fn in_half(benchmark: &str, i: usize, half: Half) -> bool {
-    half == Half::All || half_of(benchmark, i) == half
 }
 
 /// A representation: (model, representation, layer), as in the tidy rows.
@@ -210,6 +222,18 @@ impl Evidence {
         l
     }
 
+    /// Whether item `i` of `benchmark` is in `half`: by its word pairs for an analogy set whose
+    /// questions are known ([`question_half`]), else by its own coin ([`half_of`]).
+    fn in_half(&self, benchmark: &str, i: usize, half: Half) -> bool {
+        if half == Half::All {
+            return true;
+        }
+        match self.pairs.get(benchmark).and_then(|p| p.get(i)) {
+            Some(pairs) => question_half(benchmark, pairs) == Some(half),
+            None => half_of(benchmark, i) == half,
+        }
+    }
+
     /// Items of `half` present for every seed of every rep in `reps`.
     fn common_items(&self, reps: &[&Rep], benchmark: &str, half: Half) -> Option<Vec<usize>> {
         let sets: Vec<&BTreeMap<u64, Values>> = reps
@@ -222,7 +246,7 @@ impl Evidence {
         }
         let n = first.len();
         let items: Vec<usize> = (0..n)
-            .filter(|&i| in_half(benchmark, i, half))
+            .filter(|&i| self.in_half(benchmark, i, half))
             .filter(|&i| sets.iter().all(|s| s.values().all(|v| v.present(i))))
             .collect();
         (!items.is_empty()).then_some(items)
@@ -718,6 +742,60 @@ mod tests {
         let c = Rep::new("c", "embedding", None);
         ev.insert(c.clone(), "q", 9, Values::Outcomes(half));
         assert!(ev.difference(&a, &c, "q", Half::All).is_none());
+    }
+
+    /// Google's layout: every ordered combination of a section's pairs is a question, so each
+    /// pair stands in many. Split by pair, no pair has questions in both halves; about a quarter
+    /// of the questions are dev, a quarter test, the rest (mixed) in neither; a score on a half
+    /// reads only that half's questions.
+    #[test]
+    fn analogy_questions_are_split_by_word_pair_so_no_pair_is_on_both_sides() {
+        let mut text = String::new();
+        for s in 0..3 {
+            text.push_str(&format!(": section{s}\n"));
+            for p in 0..20 {
+                for q in 0..20 {
+                    if p != q {
+                        text.push_str(&format!("a{s}_{p} b{s}_{p} a{s}_{q} b{s}_{q}\n"));
+                    }
+                }
+            }
+        }
+        let set = AnalogySet::parse(&text, std::path::Path::new("g.txt"), "google".into()).unwrap();
+        let pairs = question_pairs(&set);
+        assert_eq!(pairs.len(), 3 * 20 * 19);
+        let halves: Vec<Option<Half>> = pairs.iter().map(|p| question_half("google", p)).collect();
+        let mut side: HashMap<usize, Half> = HashMap::new();
+        for (p, h) in pairs.iter().zip(&halves) {
+            if let Some(h) = h {
+                for &u in p {
+                    assert_eq!(*side.entry(u).or_insert(*h), *h, "pair {u} on both sides");
+                }
+            }
+        }
+        let count = |h: Half| halves.iter().filter(|x| **x == Some(h)).count();
+        let n = pairs.len() as f64;
+        for h in [Half::Dev, Half::Test] {
+            let share = count(h) as f64 / n;
+            assert!((0.12..0.40).contains(&share), "{h:?}: {share}");
+        }
+        let neither = halves.iter().filter(|x| x.is_none()).count() as f64 / n;
+        assert!((0.35..0.65).contains(&neither), "mixed: {neither}");
+        // The evidence reads the same split: a representation right on exactly the dev
+        // questions scores 1 on dev, 0 on test, and its share of dev questions on all.
+        let mut ev = Evidence::new(std::slice::from_ref(&set), &[]);
+        let right: Vec<Option<bool>> = halves.iter().map(|h| Some(*h == Some(Half::Dev))).collect();
+        let rep = Rep::new("m", "embedding", None);
+        ev.insert(rep.clone(), "google", 1, Values::Outcomes(right));
+        let dev = ev.score(&rep, "google", Half::Dev).unwrap();
+        let test = ev.score(&rep, "google", Half::Test).unwrap();
+        assert_eq!((dev.items, dev.interval.estimate), (count(Half::Dev), 1.0));
+        assert_eq!(
+            (test.items, test.interval.estimate),
+            (count(Half::Test), 0.0)
+        );
+        let all = ev.score(&rep, "google", Half::All).unwrap();
+        assert_eq!(all.items, pairs.len());
     }
 
     #[test]

@@ -70,8 +70,8 @@ pub struct InputSplit {
 /// order), on exactly the batches, masking and targets of [`heldout_loss`] (so the sums over
 /// both parts give it back) beside the best context-free model's loss on each target.
 ///
-/// Why: the held-out loss as a whole is read against the context-free level (6.313 nats on
-/// text8), but a model can use context at `[MASK]` and still be above that level if it copies
+/// Why: the held-out loss as a whole is read against the context-free level (REPORT.md gives
+/// it for the study's corpus), but a model can use context at `[MASK]` and still be above that level if it copies
 /// its visible input badly; at `[MASK]` positions nothing but context beats the unigram. Per
 /// sequence, so that an interval can resample held-out sequences.
 pub fn heldout_loss_by_input(
@@ -110,6 +110,23 @@ pub fn heldout_loss_by_input(
         }
     }
     split
+}
+
+/// The held-out sequences, as indices into [`heldout_loss_by_input`]'s output, of the block a
+/// run reports on: with `dev_split` the test block (the sequences of the batches after
+/// [`crate::data::dev_batches`]; the dev block's are where learning rates and plateaus were
+/// judged), else all of them. Every batch but the last is full, so the test block starts at
+/// `dev_batches * batch_size`.
+pub fn reported_sequences(data: &Sequences, cfg: &TrainingConfig) -> std::ops::RangeFrom<usize> {
+    let n = cfg
+        .eval_batches
+        .unwrap_or_else(|| data.n_heldout_batches(cfg.batch_size));
+    let first = if cfg.dev_split {
+        crate::data::dev_batches(n) * cfg.batch_size
+    } else {
+        0
+    };
+    first..
 }
 
 /// AdamW with the config's weight decay, epsilon and per-tensor gradient clipping.

@@ -480,6 +480,49 @@ fn the_heldout_loss_splits_by_input_and_only_context_beats_the_unigram_at_mask()
     let share = masked.targets as f64 / n;
     assert!((0.65..0.95).contains(&share), "[MASK] share {share}");
     assert!(gain(&masked) < 0.0, "untrained gain {}", gain(&masked));
+    // With a dev split the reported sequences are the test block's: their sums give back the
+    // test half's loss, and the rest the dev half's.
+    let split_cfg = TrainingConfig {
+        dev_split: true,
+        ..eval.clone()
+    };
+    let reported = transformer::training::reported_sequences(&data, &split_cfg);
+    let n_batches = data.n_heldout_batches(eval.batch_size);
+    assert!(
+        n_batches >= 2,
+        "{n_batches} held-out batches: too few to split"
+    );
+    assert_eq!(
+        reported.start,
+        transformer::data::dev_batches(n_batches) * eval.batch_size
+    );
+    let halves = transformer::training::heldout_losses(&untrained, &data, &split_cfg);
+    let per_target = |part: &[transformer::training::InputSplit]| {
+        let (m, v) = total(part);
+        (m.loss + v.loss) / (m.targets + v.targets) as f64
+    };
+    let (dev, test) = split.split_at(reported.start);
+    assert!(
+        (per_target(test) - halves.test).abs() < 1e-5,
+        "{} vs {}",
+        per_target(test),
+        halves.test
+    );
+    assert!(
+        (per_target(dev) - halves.dev).abs() < 1e-5,
+        "{} vs {}",
+        per_target(dev),
+        halves.dev
+    );
+    assert!(
+        (halves.dev - halves.test).abs() > 1e-4,
+        "the halves differ: the test can fail"
+    );
+    assert_eq!(
+        transformer::training::reported_sequences(&data, &eval).start,
+        0,
+        "without a dev split every sequence is reported"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     device.clone().autodiff().seed(3);

@@ -199,10 +199,8 @@ fn kept(study: &Study) -> anyhow::Result<(Vec<ItemRow>, Vec<TidyRow>, usize)> {
                     seed: Some(seed),
                     ..TidyRow::template("corpus-size", name, "training")
                 };
-                scores.extend(super::context_gain::tidy(
-                    &crate::kept::read_csv(&split)?,
-                    &template,
-                ));
+                let reported = study.reported_sequences(id, crate::kept::read_csv(&split)?);
+                scores.extend(super::context_gain::tidy(&reported, &template));
             }
         }
     }

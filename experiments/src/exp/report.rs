@@ -529,15 +529,7 @@ fn analogy_section(w: &mut String, src: &Sources, ev: &Evidence) {
             // Linzen's (2016) baselines on the same questions and rows: b's nearest neighbour
             // (only-b), and b + c's (ignore-a). A score no higher than its baseline is
             // neighbourhood, not an offset.
-            let baseline = |n: &Named, kind: &str| Named {
-                label: format!("{} {kind}", n.label),
-                rep: Rep::new(
-                    &n.rep.model,
-                    &baseline_rep(&n.rep.representation, kind),
-                    n.rep.layer,
-                ),
-                half: n.half,
-            };
+            let baseline = baseline_of;
             let kinds = [BASELINE_ONLY_B, BASELINE_IGNORE_A];
             let _ = writeln!(
                 w,
@@ -615,6 +607,20 @@ fn analogy_section(w: &mut String, src: &Sources, ev: &Evidence) {
             figure(w, src, Experiment::Analogy, "analogy-3cosadd");
         }
         None => missing(w, src, Experiment::Analogy),
+    }
+}
+
+/// `n`'s outcomes under one of Linzen's (2016) analogy baselines (`kind`), on the same rows and
+/// questions.
+fn baseline_of(n: &Named, kind: &str) -> Named {
+    Named {
+        label: format!("{} {kind}", n.label),
+        rep: Rep::new(
+            &n.rep.model,
+            &baseline_rep(&n.rep.representation, kind),
+            n.rep.layer,
+        ),
+        half: n.half,
     }
 }
 
@@ -940,6 +946,21 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
                     if let Some(line) = comparison(ev, &x, &y, bench) {
                         let _ = writeln!(w, "- {label}: {line}");
                     }
+                    // An analogy score is read against Linzen's baselines: how much of it the
+                    // neighbourhood of b (or of b + c) alone would give.
+                    if bench == ANALOGY {
+                        for n in [&x, &y] {
+                            for kind in [BASELINE_ONLY_B, BASELINE_IGNORE_A] {
+                                if let Some(line) = comparison(ev, n, &baseline_of(n, kind), bench)
+                                {
+                                    let _ = writeln!(
+                                        w,
+                                        "- {label} against Linzen's {kind} baseline: {line}"
+                                    );
+                                }
+                            }
+                        }
+                    }
                 }
             }
             let _ = writeln!(w);
@@ -1264,7 +1285,7 @@ fn contextuality_section(w: &mut String, src: &Sources) {
 fn findings(src: &Sources) -> String {
     let mut md = String::new();
     let w = &mut md;
-    let _ = writeln!(w, "How to read the numbers: a score is the mean over seeds with a 95% interval in brackets that carries both the sampling of benchmark items (2,000 resamples of word pairs; an analogy question is resampled through the two word pairs it is built from) and the spread between seeds (a t term with one degree of freedom fewer than there are seeds, combined by Welch-Satterthwaite): on a few hundred pairs the items are the main noise, and with few seeds a seed-to-seed spread weighs heavily (the t term's quantile falls from 4.30 at 3 seeds to 2.26 at 10). A difference \"a - b\" has its own interval, computed on the items both representations answer; it is called a difference only when that interval excludes 0. A best layer is chosen on a random half of each benchmark's items (dev) and reported on the other half (test), so it is not picked on the numbers reported; embedding matrices and word2vec are scored on all items. Quantities with no items behind them (held-out loss, collocation z-scores, contextuality) get a Welch t interval over seeds, which with few seeds is wide.\n");
+    let _ = writeln!(w, "How to read the numbers: a score is the mean over seeds with a 95% interval in brackets that carries both the sampling of benchmark items (2,000 resamples of word pairs; an analogy question is resampled through the two word pairs it is built from) and the spread between seeds (a t term with one degree of freedom fewer than there are seeds, combined by Welch-Satterthwaite): on a few hundred pairs the items are the main noise, and with few seeds a seed-to-seed spread weighs heavily (the t term's quantile falls from 4.30 at 3 seeds to 2.26 at 10). A difference \"a - b\" has its own interval, computed on the items both representations answer; it is called a difference only when that interval excludes 0. A best layer is chosen on a random half of each benchmark's items (dev) and reported on the other half (test), so it is not picked on the numbers reported; analogy questions are split by the word pairs they are built from, so that no pair is on both sides (a question whose two pairs fall on different sides is in neither half: each half holds about a quarter of the questions); embedding matrices and word2vec are scored on all items. Quantities with no items behind them (held-out loss, collocation z-scores, contextuality) get a Welch t interval over seeds, which with few seeds is wide.\n");
     let Some(ev) = src.evidence.as_ref() else {
         return md;
     };
@@ -1988,7 +2009,7 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
         if md.is_empty() {
             let _ = writeln!(
                 md,
-                "## The round in progress: comparisons complete so far\n\nEach comparison below is read on every seed the round plans for its models (named with it), from the same kept measurements, in `{}/`. Read as the findings above are, but of other models: the round's recipe is its own config's, not the committed study's (its learning rates, scales and seeds), every \"held-out loss\" below is on the test half of the held-out block (a round splits off a dev half), and the gain at [MASK] is over the whole block. The findings above stay the committed study's until the round is complete.\n",
+                "## The round in progress: comparisons complete so far\n\nEach comparison below is read on every seed the round plans for its models (named with it), from the same kept measurements, in `{}/`. Read as the findings above are, but of other models: the round's recipe is its own config's, not the committed study's (its learning rates, scales and seeds), every \"held-out loss\" below is on the test half of the held-out block (a round splits off a dev half), and so is the gain at [MASK] (its dev half is where learning rates and plateaus were judged). The findings above stay the committed study's until the round is complete.\n",
                 super::settings::ROUND
             );
         }

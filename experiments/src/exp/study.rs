@@ -769,7 +769,9 @@ impl Study {
     /// the model predicts from context), kept in `heldout-by-input.csv.gz` beside its
     /// measurements. Computed from the final model when its run is complete in the run cache
     /// (the untrained control is initialised); `None` for other objectives and word2vec, and
-    /// for a model whose weights are gone: this never trains.
+    /// for a model whose weights are gone: this never trains. The file keeps every held-out
+    /// sequence; what is returned is the block the study reports on
+    /// ([`Study::reported_sequences`]).
     pub fn context_gain(
         &self,
         id: ModelId,
@@ -784,7 +786,7 @@ impl Study {
         }
         let path = self.measured_dir(id, seed).join("heldout-by-input.csv.gz");
         if kept::exists(&path)? {
-            return kept::read_csv(&path).map(Some);
+            return Ok(Some(self.reported_sequences(id, kept::read_csv(&path)?)));
         }
         let trained = id == ModelId::Untrained
             || read_curve(&self.run_dir(id, seed))
@@ -797,7 +799,23 @@ impl Study {
             &model, &self.seqs, &training,
         ));
         kept::write_csv_gz(&path, &rows)?;
-        Ok(Some(rows))
+        Ok(Some(self.reported_sequences(id, rows)))
+    }
+
+    /// Of a model's held-out sequences (`heldout-by-input.csv.gz`'s rows), those of the block
+    /// its losses are reported on: with a dev split the test block, so that the gain at
+    /// `[MASK]` is not measured on the text its learning rate and plateau rule were judged on
+    /// ([`training::reported_sequences`]); else all of them.
+    pub fn reported_sequences(
+        &self,
+        id: ModelId,
+        rows: Vec<analysis::context_gain::SequenceRow>,
+    ) -> Vec<analysis::context_gain::SequenceRow> {
+        let (_, training) = self.variant(id, 0);
+        let block = training::reported_sequences(&self.seqs, &training);
+        rows.into_iter()
+            .filter(|r| block.contains(&r.sequence))
+            .collect()
     }
 
     /// Every measurement of one model at one seed, computed once and kept in
