@@ -938,6 +938,15 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
                     verdict(&d, "frozen (worse)", "trained (worse)")
                 );
             }
+            // Both heads are untied: the input embedding and the output matrix are two tables,
+            // each read on its own (the frozen model's input embedding is its random table).
+            for (m, label) in [(trained, "trained"), (f, "frozen")] {
+                let input = fixed(&format!("{label}, input embedding"), m, "embedding");
+                let output = fixed(&format!("{label}, output matrix"), m, "lm_head");
+                if let Some(line) = comparison(ev, &output, &input, "WS-353-ALL") {
+                    let _ = writeln!(w, "- WS-353: {line}");
+                }
+            }
             for (bench, label) in [("WS-353-ALL", "WS-353"), (ANALOGY, "analogy 3CosAdd")] {
                 if let (Some(x), Some(y)) = (
                     chosen(ev, "trained, best aggregated", trained, "aggregated", bench),
@@ -1285,7 +1294,7 @@ fn contextuality_section(w: &mut String, src: &Sources) {
 fn findings(src: &Sources) -> String {
     let mut md = String::new();
     let w = &mut md;
-    let _ = writeln!(w, "How to read the numbers: a score is the mean over seeds with a 95% interval in brackets that carries both the sampling of benchmark items (2,000 resamples of word pairs; an analogy question is resampled through the two word pairs it is built from) and the spread between seeds (a t term with one degree of freedom fewer than there are seeds, combined by Welch-Satterthwaite): on a few hundred pairs the items are the main noise, and with few seeds a seed-to-seed spread weighs heavily (the t term's quantile falls from 4.30 at 3 seeds to 2.26 at 10). A difference \"a - b\" has its own interval, computed on the items both representations answer; it is called a difference only when that interval excludes 0. A best layer is chosen on a random half of each benchmark's items (dev) and reported on the other half (test), so it is not picked on the numbers reported; analogy questions are split by the word pairs they are built from, so that no pair is on both sides (a question whose two pairs fall on different sides is in neither half: each half holds about a quarter of the questions); embedding matrices and word2vec are scored on all items. Quantities with no items behind them (held-out loss, collocation z-scores, contextuality) get a Welch t interval over seeds, which with few seeds is wide.\n");
+    let _ = writeln!(w, "How to read the numbers: a score is the mean over seeds with a 95% interval in brackets that carries both the sampling of benchmark items (2,000 resamples of word pairs; an analogy question is resampled through the two word pairs it is built from) and the spread between seeds (a t term with one degree of freedom fewer than there are seeds, combined by Welch-Satterthwaite): on a few hundred pairs the items are the main noise, and with few seeds a seed-to-seed spread weighs heavily (the t term's quantile falls from 4.30 at 3 seeds to 2.26 at 10). A difference \"a - b\" has its own interval, computed on the items both representations answer; it is called a difference only when that interval excludes 0. A best layer is chosen on a random half of each benchmark's items (dev) and reported on the other half (test), so it is not picked on the numbers reported; analogy questions are split by the word pairs they are built from, so that no pair is on both sides (a question whose two pairs fall on different sides is in neither half: each half holds about a quarter of the questions); embedding matrices and word2vec are scored on all items. Quantities taken once per model (held-out loss, the gain at [MASK], collocation z-scores, contextuality) get a Welch t interval over seeds, which with few seeds is wide and leaves out the sampling of the held-out text (each seed's own gain interval carries it).\n");
     let Some(ev) = src.evidence.as_ref() else {
         return md;
     };
@@ -1635,7 +1644,9 @@ struct FormSeeds {
 /// studies measured under other settings are never pooled, and a model with two runs of one
 /// seed under the same settings (another config of the same model written into the same
 /// `--out`, as when a user changes one knob) is marked, both runs named, and left out of the
-/// tables rather than pooled.
+/// tables rather than pooled. A run measured again under newer settings keeps both files; where
+/// a comparison (the study's or a round's `measurements.csv`) reads one of them, only that one
+/// is read, so that one run is not shown twice.
 fn our_forms(
     out: &Path,
 ) -> anyhow::Result<std::collections::BTreeMap<(String, String), FormSeeds>> {
@@ -1643,6 +1654,7 @@ fn our_forms(
     let Ok(entries) = std::fs::read_dir(out.join("measurements")) else {
         return Ok(models);
     };
+    let read = compared_items(out)?;
     let mut files = Vec::new();
     for dir in entries.filter_map(|e| e.ok().map(|e| e.path())) {
         if !dir.is_dir() {
@@ -1650,15 +1662,21 @@ fn our_forms(
         }
         let listing =
             std::fs::read_dir(&dir).with_context(|| format!("{}: cannot list", dir.display()))?;
+        let mut here = Vec::new();
         for f in listing.filter_map(|e| e.ok().map(|e| e.path())) {
             let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
             if let Some(h) = name
                 .strip_prefix("scores-")
                 .and_then(|n| n.strip_suffix(".csv"))
             {
-                files.push((f.clone(), h.to_string()));
+                here.push((f.clone(), h.to_string()));
             }
         }
+        let compared = |h: &str| read.contains(&dir.join(format!("items-{h}.csv.gz")));
+        if here.iter().any(|(_, h)| compared(h)) {
+            here.retain(|(_, h)| compared(h));
+        }
+        files.extend(here);
     }
     files.sort();
     for (path, hash) in files {
@@ -1784,6 +1802,23 @@ fn our_forms(
 /// Our models' attention heads read as bilinear forms, trained against their own
 /// initialisation with a t interval over seeds, beside each pretrained checkpoint's forms
 /// against Gaussian forms of its shapes (`heads.csv`): the one table the seed question asks for.
+/// The items files the comparisons under `out` read (the study's and a round's
+/// `measurements.csv`), as paths under `out`.
+fn compared_items(out: &Path) -> anyhow::Result<std::collections::BTreeSet<std::path::PathBuf>> {
+    let mut read = std::collections::BTreeSet::new();
+    for views in [out.to_path_buf(), out.join(super::settings::ROUND)] {
+        for exp in PAPER {
+            let list = views.join(name(exp)).join("measurements.csv");
+            if list.is_file() {
+                for m in crate::output::read_csv::<super::evidence::Measured>(&list)? {
+                    read.insert(out.join(m.items));
+                }
+            }
+        }
+    }
+    Ok(read)
+}
+
 fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
     use analysis::evidence::seed_mean;
     let mut ours = our_forms(out)?;
@@ -2398,6 +2433,39 @@ mod tests {
         assert!(!md.contains("| mlm (`"), "{md}");
         assert!(md.contains("| tiny (pretrained) |"), "{md}");
         std::fs::remove_dir_all(&twin).unwrap();
+        // The same run measured again under other settings: both kept, both shown while no
+        // comparison reads either; only the one a comparison reads once one does.
+        let again = dir
+            .path()
+            .join("measurements/mlm-seed1-abc/scores-fedcba987654.csv");
+        crate::kept::write_csv(&again, &seed1).unwrap();
+        let rows_of = |md: &str, hash: &str| {
+            md.lines()
+                .filter(|l| l.starts_with(&format!("| mlm (`{hash}`) |")))
+                .count()
+        };
+        let mut md = String::new();
+        forms_section(&mut md, dir.path()).unwrap();
+        assert!(
+            rows_of(&md, "0123456789ab") > 0 && rows_of(&md, "fedcba987654") > 0,
+            "{md}"
+        );
+        let listed = dir.path().join("round/qkv/measurements.csv");
+        crate::output::write_csv(
+            &listed,
+            &[super::super::evidence::Measured {
+                model: "mlm".into(),
+                seed: 1,
+                items: "measurements/mlm-seed1-abc/items-fedcba987654.csv.gz".into(),
+            }],
+        )
+        .unwrap();
+        let mut md = String::new();
+        forms_section(&mut md, dir.path()).unwrap();
+        // Seed 1 is read under the listed settings only; seed 2 has no other file.
+        assert!(md.contains("| mlm (`fedcba987654`) | 1 |"), "{md}");
+        assert!(md.contains("| mlm (`0123456789ab`) | 1 |"), "{md}");
+
         // A damaged kept file is an error naming it, not a table without it.
         let bad = dir
             .path()
