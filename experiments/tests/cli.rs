@@ -2101,6 +2101,51 @@ fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apa
     ] {
         assert!(out.join("round/frozen").join(f).is_file(), "{f}");
     }
+    // The gain at [MASK] of the frozen model: the study (no dev split) reads it on every
+    // held-out sequence; the round, whose dev half chose what was chosen, on a tail of them
+    // only (the test block), both from the same per-sequence file's layout.
+    let gain_targets = |comparison: &std::path::Path| -> (usize, Vec<usize>) {
+        let frozen = "transformer-mlm-frozen-embedding-untied-head";
+        let csv = std::fs::read_to_string(comparison.join("frozen.csv")).unwrap();
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let n = lines
+            .map(|l| l.split(',').collect::<Vec<&str>>())
+            .find(|f| f[col("model")] == frozen && f[col("metric")] == "context_gain_at_mask")
+            .map(|f| f[col("n")].parse::<usize>().unwrap())
+            .unwrap_or_else(|| panic!("no gain row in {}", comparison.display()));
+        let listed = std::fs::read_to_string(comparison.join("measurements.csv")).unwrap();
+        let items = listed
+            .lines()
+            .find(|l| l.starts_with(frozen))
+            .and_then(|l| l.split(',').nth(2))
+            .unwrap();
+        let measured = out.join(items).parent().unwrap().to_path_buf();
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::GzDecoder::new(
+                std::fs::File::open(measured.join("heldout-by-input.csv.gz")).unwrap(),
+            ),
+            &mut text,
+        )
+        .unwrap();
+        let mut rows = text.lines();
+        let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+        let at = header.iter().position(|h| *h == "mask_targets").unwrap();
+        let per_sequence = rows
+            .map(|l| l.split(',').nth(at).unwrap().parse::<usize>().unwrap())
+            .collect();
+        (n, per_sequence)
+    };
+    let (n, per_sequence) = gain_targets(&out.join("frozen"));
+    assert_eq!(n, per_sequence.iter().sum::<usize>());
+    let (n, per_sequence) = gain_targets(&out.join("round/frozen"));
+    let tail = |k: usize| per_sequence[k..].iter().sum::<usize>();
+    assert!(
+        n < tail(0) && (1..per_sequence.len()).any(|k| tail(k) == n),
+        "{n} of {per_sequence:?}"
+    );
     // The round's per-item outcomes are the study's kept measurements, not copies.
     let listed = std::fs::read_to_string(out.join("round/frozen/measurements.csv")).unwrap();
     assert!(listed.contains("measurements/"), "{listed}");

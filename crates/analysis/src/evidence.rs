@@ -14,7 +14,7 @@
 //! * A "best layer" is chosen on the *dev* half of a benchmark's items and reported on the other
 //!   (*test*) half: similarity pair `i` of benchmark `b` falls in dev or test by a fair coin
 //!   seeded by `b` and `i` ([`half_of`]), the same for every model and seed. Analogy questions
-//!   share word pairs, so they are split by pair ([`question_half`]): a question is dev when both
+//!   share word pairs, so they are split by pair ([`question_halves`]): a question is dev when both
 //!   its pairs are, test when both are, and in neither half when they differ, so that no pair
 //!   stands on both sides of the choice.
 //! * A similarity score stands beside its chance band: Spearman's rho of the same cosines
@@ -65,17 +65,31 @@ pub fn half_of(benchmark: &str, i: usize) -> Half {
     }
 }
 
-/// The half an analogy question of `benchmark` falls in, from the word pairs it is built from
-/// (`pairs`, [`question_pairs`]): each pair by a fair coin ([`half_of`] of `benchmark/pairs`
-/// and the pair's id), the question dev when every pair is dev, test when every pair is test,
-/// in neither half otherwise (`None`; about half of the questions of two pairs). A
-/// question-by-question split would put questions that share a pair (the same two words, the
-/// same offset) on both sides, so that a layer chosen on dev would be chosen partly on test.
-pub fn question_half(benchmark: &str, pairs: &[usize]) -> Option<Half> {
-    let name = format!("{benchmark}/pairs");
-    let mut halves = pairs.iter().map(|&p| half_of(&name, p));
-    let first = halves.next()?;
-    halves.all(|h| h == first).then_some(first)
+/// The half each analogy question of `set` falls in, from the word pairs it is built from: each
+/// pair (`a:b`, case folded, wherever it stands: Google's capital-world repeats pairs of
+/// capital-common-countries) by a fair coin ([`half_of`] of `<set>/pairs` and the pair's
+/// number), the question dev when both its pairs are dev, test when both are test, in neither
+/// half otherwise (`None`; about half of the questions). A question-by-question split would
+/// put questions that share a pair (the same two words, the same offset) on both sides, so that
+/// a layer chosen on dev would be chosen partly on test.
+pub fn question_halves(set: &AnalogySet) -> Vec<Option<Half>> {
+    let name = format!("{}/pairs", set.name);
+    let mut ids: HashMap<(String, String), usize> = HashMap::new();
+    let mut coin = |x: &str, y: &str| {
+        let next = ids.len();
+        let id = *ids
+            .entry((x.to_lowercase(), y.to_lowercase()))
+            .or_insert(next);
+        half_of(&name, id)
+    };
+    let mut out = Vec::new();
+    for section in &set.sections {
+        for [a, b, c, d] in &section.questions {
+            let (first, second) = (coin(a, b), coin(c, d));
+            out.push((first == second).then_some(first));
+        }
+    }
+    out
 }
 
 /// FNV-1a of `text`: a seed stable across platforms and Rust versions, unlike `DefaultHasher`.
@@ -155,6 +169,8 @@ pub struct Evidence {
     gold: HashMap<String, Vec<f64>>,
     /// Each analogy question's two word pairs, as unit ids, in file order.
     pairs: HashMap<String, Vec<Vec<usize>>>,
+    /// Each analogy question's half ([`question_halves`]), in file order.
+    halves: HashMap<String, Vec<Option<Half>>>,
 }
 
 /// The word pairs each question of an analogy set is built from: `a:b` and `c:d`, numbered
@@ -187,10 +203,15 @@ impl Evidence {
             .iter()
             .map(|set| (set.name.clone(), question_pairs(set)))
             .collect();
+        let halves = analogy
+            .iter()
+            .map(|set| (set.name.clone(), question_halves(set)))
+            .collect();
         Evidence {
             items: HashMap::new(),
             gold,
             pairs,
+            halves,
         }
     }
 
@@ -223,13 +244,14 @@ impl Evidence {
     }
 
     /// Whether item `i` of `benchmark` is in `half`: by its word pairs for an analogy set whose
-    /// questions are known ([`question_half`]), else by its own coin ([`half_of`]).
+    /// questions are known ([`question_halves`]; an item beyond them is in neither half), else
+    /// by its own coin ([`half_of`]).
     fn in_half(&self, benchmark: &str, i: usize, half: Half) -> bool {
         if half == Half::All {
             return true;
         }
-        match self.pairs.get(benchmark).and_then(|p| p.get(i)) {
-            Some(pairs) => question_half(benchmark, pairs) == Some(half),
+        match self.halves.get(benchmark) {
+            Some(h) => h.get(i).copied().flatten() == Some(half),
             None => half_of(benchmark, i) == half,
         }
     }
@@ -745,36 +767,56 @@ mod tests {
     }
 
     /// Google's layout: every ordered combination of a section's pairs is a question, so each
-    /// pair stands in many. Split by pair, no pair has questions in both halves; about a quarter
-    /// of the questions are dev, a quarter test, the rest (mixed) in neither; a score on a half
-    /// reads only that half's questions.
+    /// pair stands in many, and a later section repeats an earlier one's pairs (as capital-world
+    /// repeats capital-common-countries). Split by pair, no pair (wherever it stands) has
+    /// questions in both halves; about a quarter of the questions are dev, a quarter test, the
+    /// rest (mixed) in neither; a score on a half reads only that half's questions.
     #[test]
     fn analogy_questions_are_split_by_word_pair_so_no_pair_is_on_both_sides() {
         let mut text = String::new();
         for s in 0..3 {
+            // Section 2 repeats section 0's pairs (upper-cased: case is folded) beside its own.
+            let pairs: Vec<(String, String)> = (0..20)
+                .map(|p| match (s, p) {
+                    (2, p) if p < 10 => (format!("A0_{p}"), format!("B0_{p}")),
+                    _ => (format!("a{s}_{p}"), format!("b{s}_{p}")),
+                })
+                .collect();
             text.push_str(&format!(": section{s}\n"));
-            for p in 0..20 {
-                for q in 0..20 {
-                    if p != q {
-                        text.push_str(&format!("a{s}_{p} b{s}_{p} a{s}_{q} b{s}_{q}\n"));
+            for (a, b) in &pairs {
+                for (c, d) in &pairs {
+                    if a != c {
+                        text.push_str(&format!("{a} {b} {c} {d}\n"));
                     }
                 }
             }
         }
         let set = AnalogySet::parse(&text, std::path::Path::new("g.txt"), "google".into()).unwrap();
-        let pairs = question_pairs(&set);
-        assert_eq!(pairs.len(), 3 * 20 * 19);
-        let halves: Vec<Option<Half>> = pairs.iter().map(|p| question_half("google", p)).collect();
-        let mut side: HashMap<usize, Half> = HashMap::new();
-        for (p, h) in pairs.iter().zip(&halves) {
-            if let Some(h) = h {
-                for &u in p {
-                    assert_eq!(*side.entry(u).or_insert(*h), *h, "pair {u} on both sides");
+        let halves = question_halves(&set);
+        assert_eq!(halves.len(), 3 * 20 * 19);
+        let mut side: HashMap<String, Half> = HashMap::new();
+        for (section, q) in set
+            .sections
+            .iter()
+            .flat_map(|s| s.questions.iter())
+            .zip(&halves)
+        {
+            let [a, b, c, d] = section;
+            if let Some(h) = q {
+                for pair in [format!("{a}:{b}"), format!("{c}:{d}")] {
+                    let pair = pair.to_lowercase();
+                    assert_eq!(
+                        *side.entry(pair.clone()).or_insert(*h),
+                        *h,
+                        "{pair} on both sides"
+                    );
                 }
             }
         }
+        // The repeated pairs were seen in both sections and kept one side.
+        assert!(side.contains_key("a0_3:b0_3"));
         let count = |h: Half| halves.iter().filter(|x| **x == Some(h)).count();
-        let n = pairs.len() as f64;
+        let n = halves.len() as f64;
         for h in [Half::Dev, Half::Test] {
             let share = count(h) as f64 / n;
             assert!((0.12..0.40).contains(&share), "{h:?}: {share}");
@@ -795,7 +837,7 @@ mod tests {
             (count(Half::Test), 0.0)
         );
         let all = ev.score(&rep, "google", Half::All).unwrap();
-        assert_eq!(all.items, pairs.len());
+        assert_eq!(all.items, halves.len());
     }
 
     #[test]

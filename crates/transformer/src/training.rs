@@ -115,8 +115,9 @@ pub fn heldout_loss_by_input(
 /// The held-out sequences, as indices into [`heldout_loss_by_input`]'s output, of the block a
 /// run reports on: with `dev_split` the test block (the sequences of the batches after
 /// [`crate::data::dev_batches`]; the dev block's are where learning rates and plateaus were
-/// judged), else all of them. Every batch but the last is full, so the test block starts at
-/// `dev_batches * batch_size`.
+/// judged), else all of them. A run with `dev_split` refuses more evaluation batches than the
+/// held-out split has (checked when it starts, [`train`]), so every batch but the
+/// last is full and the test block starts at `dev_batches * batch_size`.
 pub fn reported_sequences(data: &Sequences, cfg: &TrainingConfig) -> std::ops::RangeFrom<usize> {
     let n = cfg
         .eval_batches

@@ -139,7 +139,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ("causal LM, context-free level", Objective::Clm),
     ]
     .map(|(name, o)| (name, study.context_free_level(o)));
-    figures(&rows, &ids, &levels, &dir)?;
+    figures(&rows, &ids, &levels, study.reported_split(), &dir)?;
     println!("wrote {}", dir.display());
     if dynamics.findings {
         super::paper::views(args, path.as_deref(), &study)?;
@@ -311,9 +311,17 @@ fn figures(
     rows: &[DynamicsRow],
     ids: &[ModelId],
     levels: &[(&str, f64)],
+    split: &str,
     dir: &std::path::Path,
 ) -> anyhow::Result<()> {
     let x_label = "corpus tokens seen (log10)";
+    // The loss is the one the study reports: the test half with a dev split, else the whole
+    // held-out block.
+    let loss_title = if split == "test" {
+        "Held-out loss (test half of the held-out split)"
+    } else {
+        "Held-out loss (whole held-out split)"
+    };
     let last_layer = rows
         .iter()
         .filter(|r| r.representation == "contextual")
@@ -355,7 +363,7 @@ fn figures(
         ),
         (
             "dynamics-heldout-loss",
-            "Held-out loss (whole held-out split)".into(),
+            loss_title.into(),
             "nats per target",
             Box::new(|r| r.metric == "heldout_loss"),
         ),

@@ -42,7 +42,13 @@ fn models(exp: Experiment, cast: &Cast) -> Vec<ModelId> {
         // The untrained model of each seed is the masked LM's initialisation: the reference
         // of its weight geometry.
         Experiment::Qkv => vec![Mlm, SharedQk, SharedQkv, Untrained],
-        Experiment::Frozen => vec![cast.frozen_reference, cast.frozen],
+        // The untied no-attention control, where there is one: how much context a uniform
+        // average of the window gives, beside what a frozen table learns to get.
+        Experiment::Frozen => [
+            vec![cast.frozen_reference, cast.frozen],
+            cast.no_attention_untied.into_iter().collect(),
+        ]
+        .concat(),
         Experiment::Objective => [vec![Sgns, Mlm, clm], untied, control, vec![Untrained]].concat(),
         Experiment::Contextuality => [vec![Mlm, clm], control, vec![Untrained]].concat(),
         _ => vec![],

@@ -529,7 +529,6 @@ fn analogy_section(w: &mut String, src: &Sources, ev: &Evidence) {
             // Linzen's (2016) baselines on the same questions and rows: b's nearest neighbour
             // (only-b), and b + c's (ignore-a). A score no higher than its baseline is
             // neighbourhood, not an offset.
-            let baseline = baseline_of;
             let kinds = [BASELINE_ONLY_B, BASELINE_IGNORE_A];
             let _ = writeln!(
                 w,
@@ -542,14 +541,14 @@ fn analogy_section(w: &mut String, src: &Sources, ev: &Evidence) {
                     "| {} | {} | {} | {} |",
                     n.label,
                     score_cell(ev, n, ANALOGY),
-                    score_cell(ev, &baseline(n, kinds[0]), ANALOGY),
-                    score_cell(ev, &baseline(n, kinds[1]), ANALOGY)
+                    score_cell(ev, &baseline_of(n, kinds[0]), ANALOGY),
+                    score_cell(ev, &baseline_of(n, kinds[1]), ANALOGY)
                 );
             }
             let _ = writeln!(w);
             let against: Vec<String> = reps
                 .iter()
-                .flat_map(|n| kinds.map(|k| (n, baseline(n, k))))
+                .flat_map(|n| kinds.map(|k| (n, baseline_of(n, k))))
                 .filter_map(|(n, b)| comparison(ev, n, &b, ANALOGY))
                 .collect();
             if against.is_empty() {
@@ -746,7 +745,13 @@ fn qkv_section(w: &mut String, src: &Sources, ev: &Evidence) {
             }
             let _ = writeln!(
                 w,
-                "\nHeld-out masked-token loss over the whole held-out split (lower is better):\n"
+                "\nHeld-out masked-token loss over {} (lower is better):\n",
+                // A round splits off a dev half and reports on the test half.
+                if src.views.is_empty() {
+                    "the whole held-out split"
+                } else {
+                    "the test half of the held-out split"
+                }
             );
             let loss = |m: ModelId| {
                 src.values(
@@ -926,6 +931,33 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
                     fmt_iv(&d),
                     verdict(&d, "frozen", "trained")
                 );
+            }
+            // How much a model gets from context when its attention is a uniform average (the
+            // untied control, where the comparison reads it): a frozen table that learns less
+            // than that uses context little, whatever its gain's interval says about 0.
+            if let Some(control) = src.cast.no_attention_untied {
+                let gc = gain(control.name());
+                if let Some((per_seed, above, n)) =
+                    mask_gains(src, Experiment::Frozen, control.name())
+                {
+                    let _ = writeln!(
+                        w,
+                        "- {MASK_GAIN}, {} (the same recipe, attention a uniform average), per seed: {per_seed} ({above} of {n} above 0)",
+                        control.label()
+                    );
+                }
+                if ga.len() >= 2 && gc.len() >= 2 {
+                    let d = seed_difference(&ga, &gc);
+                    let _ = writeln!(
+                        w,
+                        "- gain at [MASK], seed means: {} {}; frozen - {} = {}: {}",
+                        control.label(),
+                        fmt_iv(&seed_mean(&gc)),
+                        control.label(),
+                        fmt_iv(&d),
+                        verdict(&d, "frozen", control.label())
+                    );
+                }
             }
             if a.len() >= 2 && b.len() >= 2 {
                 let d = seed_difference(&a, &b);
@@ -1799,9 +1831,6 @@ fn our_forms(
     Ok(models)
 }
 
-/// Our models' attention heads read as bilinear forms, trained against their own
-/// initialisation with a t interval over seeds, beside each pretrained checkpoint's forms
-/// against Gaussian forms of its shapes (`heads.csv`): the one table the seed question asks for.
 /// The items files the comparisons under `out` read (the study's and a round's
 /// `measurements.csv`), as paths under `out`.
 fn compared_items(out: &Path) -> anyhow::Result<std::collections::BTreeSet<std::path::PathBuf>> {
@@ -1819,6 +1848,9 @@ fn compared_items(out: &Path) -> anyhow::Result<std::collections::BTreeSet<std::
     Ok(read)
 }
 
+/// Our models' attention heads read as bilinear forms, trained against their own
+/// initialisation with a t interval over seeds, beside each pretrained checkpoint's forms
+/// against Gaussian forms of its shapes (`heads.csv`): the one table the seed question asks for.
 fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
     use analysis::evidence::seed_mean;
     let mut ours = our_forms(out)?;
@@ -3311,6 +3343,171 @@ mod tests {
     }
 
     /// One experiment's planted tidy rows and their summary, the others missing.
+    /// The frozen section reads both untied tables on WS-353, each analogy score beside
+    /// Linzen's baselines, and the untied no-attention control's gains, from planted outcomes:
+    /// an output matrix that ranks every pair as the humans do beside an input embedding that
+    /// ranks them in reverse; a best layer right on every analogy question whose ignore-a
+    /// baseline is right on the same ones (so no offset beyond the neighbourhood) and whose
+    /// only-b baseline is right on none.
+    #[test]
+    fn the_frozen_section_reads_both_untied_tables_linzens_baselines_and_the_control() {
+        use crate::output::{encode_cosines, encode_outcomes, ItemRow};
+        let gold: Vec<f64> = (0..40).map(|i| i as f64).collect();
+        let ws = analysis::SimilaritySet::parse(
+            &(0..40)
+                .map(|i| format!("u{i}\tv{i}\t{i}\n"))
+                .collect::<String>(),
+            Path::new("ws.txt"),
+            "WS-353-ALL".into(),
+        )
+        .unwrap();
+        let mut text = String::new();
+        for s in 0..2 {
+            text.push_str(&format!(": s{s}\n"));
+            for p in 0..10 {
+                for q in 0..10 {
+                    if p != q {
+                        text.push_str(&format!("a{s}{p} b{s}{p} a{s}{q} b{s}{q}\n"));
+                    }
+                }
+            }
+        }
+        let google =
+            analysis::AnalogySet::parse(&text, Path::new("q.txt"), ANALOGY.into()).unwrap();
+        let n_q = 180;
+        let benchmarks = Benchmarks {
+            analogy: vec![google],
+            similarity: vec![ws],
+        };
+        let (trained, frozen, control) = (
+            ModelId::MlmUntied,
+            ModelId::FrozenUntied,
+            ModelId::NoAttentionUntied,
+        );
+        let item = |m: ModelId, rep: &str, layer, bench: &str, kind: &str, seed, values| ItemRow {
+            model: m.name().into(),
+            representation: rep.into(),
+            layer,
+            benchmark: bench.into(),
+            kind: kind.into(),
+            seed: Some(seed),
+            values,
+        };
+        let up: Vec<Option<f64>> = gold.iter().map(|&g| Some(g)).collect();
+        let down: Vec<Option<f64>> = gold.iter().map(|&g| Some(-g)).collect();
+        let (all, none) = (vec![Some(true); n_q], vec![Some(false); n_q]);
+        let mut items = Vec::new();
+        let mut rows = Vec::new();
+        for seed in 1..=3u64 {
+            for m in [trained, frozen] {
+                items.push(item(
+                    m,
+                    "embedding",
+                    None,
+                    "WS-353-ALL",
+                    "cosine",
+                    seed,
+                    encode_cosines(&down),
+                ));
+                items.push(item(
+                    m,
+                    "lm_head",
+                    None,
+                    "WS-353-ALL",
+                    "cosine",
+                    seed,
+                    encode_cosines(&up),
+                ));
+                for layer in [1, 2] {
+                    let right = if m == trained && layer == 2 {
+                        &all
+                    } else {
+                        &none
+                    };
+                    for (kind, outcomes) in [
+                        ("3CosAdd", right),
+                        (crate::exp::evidence::BASELINE_IGNORE_A, right),
+                        (crate::exp::evidence::BASELINE_ONLY_B, &none),
+                    ] {
+                        items.push(item(
+                            m,
+                            "aggregated",
+                            Some(layer),
+                            ANALOGY,
+                            kind,
+                            seed,
+                            encode_outcomes(outcomes),
+                        ));
+                    }
+                }
+            }
+            for (m, g) in [
+                (trained, 1.0 + seed as f64 / 10.0),
+                (frozen, 0.3),
+                (control, 0.4 + seed as f64 / 100.0),
+            ] {
+                let t = TidyRow::template(name(Experiment::Frozen), m.name(), "training");
+                let values = [
+                    ("heldout_loss", 5.0),
+                    ("context_gain_at_mask", g),
+                    ("context_gain_at_mask_lo", g - 0.05),
+                    ("context_gain_at_mask_hi", g + 0.05),
+                ];
+                rows.extend(t.measures("training", 5280, &values).map(|r| TidyRow {
+                    seed: Some(seed),
+                    ..r
+                }));
+            }
+        }
+        let mut src = sources_with(Experiment::Frozen, rows);
+        src.cast.no_attention_untied = Some(control);
+        src.evidence = Some(crate::exp::evidence::from_rows(items, &benchmarks));
+        let md = findings(&src);
+        let line = |start: &str| -> String {
+            md.lines()
+                .find(|l| l.starts_with(start))
+                .unwrap_or_else(|| panic!("no line {start:?} in\n{md}"))
+                .to_string()
+        };
+        let tables = line("- WS-353: trained, output matrix 1.000");
+        assert!(
+            tables.contains("vs trained, input embedding -1.000")
+                && tables.contains("difference 2.000"),
+            "{tables}"
+        );
+        assert!(line("- WS-353: frozen, output matrix 1.000")
+            .contains("frozen, input embedding -1.000"));
+        let ignore_a = line("- analogy 3CosAdd against Linzen's ignore-a baseline: trained, best aggregated (layer 2, chosen on dev) 1.000");
+        assert!(
+            ignore_a.contains("difference 0.000 [0.000, 0.000]"),
+            "{ignore_a}"
+        );
+        let only_b = line("- analogy 3CosAdd against Linzen's only-b baseline: trained, best aggregated (layer 2, chosen on dev) 1.000");
+        assert!(
+            only_b.contains("difference 1.000 [1.000, 1.000]"),
+            "{only_b}"
+        );
+        // The control's gains 0.41, 0.42, 0.43 (seed mean 0.42); the frozen model's 0.3 on
+        // every seed: frozen - control = -0.12, t(2) 4.303 * 0.01 / sqrt(3) = 0.025 each side.
+        let per_seed = line(&format!("- {MASK_GAIN}, {}", control.label()));
+        assert!(
+            per_seed.contains("+0.410 [+0.360, +0.460], +0.420")
+                && per_seed.contains("(3 of 3 above 0)"),
+            "{per_seed}"
+        );
+        let d = line(&format!(
+            "- gain at [MASK], seed means: {} 0.420",
+            control.label()
+        ));
+        assert!(
+            d.contains(&format!(
+                "frozen - {} = -0.120 [-0.145, -0.095]",
+                control.label()
+            )),
+            "{d}"
+        );
+    }
+
     fn sources_with(exp: Experiment, rows: Vec<TidyRow>) -> Sources {
         let mut src = sources_without_measurements();
         for (e, t) in src.tables.iter_mut() {

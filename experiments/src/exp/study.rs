@@ -1776,10 +1776,10 @@ impl Study {
             ..model.clone()
         };
         let other_params = other.init(&self.device).num_params();
-        let (tied_params, untied_params) = if model.tie_lm_head {
-            (params, other_params)
+        let other_head = if model.tie_lm_head {
+            format!("with an untied head, which adds an output matrix, it has {other_params}")
         } else {
-            (other_params, params)
+            format!("with a tied head it has {other_params}")
         };
         let seen = training.steps as u64 * self.tokens_per_step();
         let corpus = self.corpus.encoded.n_tokens() as u64;
@@ -1792,7 +1792,7 @@ impl Study {
             format!("{passes:.4}")
         };
         format!(
-            "**The models** ({config}). The study's masked LM ({head}) has {params} parameters: d_model {}, {} layers, {} heads, d_ff {}, a {}-token context and a vocabulary of {} whole words (the other transformers differ from it as their names say; with a tied head it has {tied_params}, with an untied head, which adds an output matrix, {untied_params}). Each trains up to {} steps of {} tokens (the plateau rule can stop one earlier; each model's `curve.csv` says where it stopped), {seen} tokens seen, {passes} passes over the {train}-token training split of the {corpus}-token corpus {}. Ethayarajh, Bommasani et al. and Saponati et al. read BERT-base and GPT-2: 110M and 124M parameters, subword vocabularies, 10^9-10^11 tokens of training. Every answer below is about models of this size and budget; one that still moves along the budget (\"How each answer moves with the budget\") could move further with more, and none is measured at BERT's scale here.\n",
+            "**The models** ({config}). The study's masked LM ({head}) has {params} parameters: d_model {}, {} layers, {} heads, d_ff {}, a {}-token context and a vocabulary of {} whole words (the other transformers differ from it as their names say; {other_head}). Each trains up to {} steps of {} tokens (the plateau rule can stop one earlier; each model's `curve.csv` says where it stopped), {seen} tokens seen, {passes} passes over the {train}-token training split of the {corpus}-token corpus {}. Ethayarajh, Bommasani et al. and Saponati et al. read BERT-base and GPT-2: 110M and 124M parameters, subword vocabularies, 10^9-10^11 tokens of training. Every answer below is about models of this size and budget; one that still moves along the budget (\"How each answer moves with the budget\") could move further with more, and none is measured at BERT's scale here.\n",
             model.d_model,
             model.n_layers,
             model.n_heads,
