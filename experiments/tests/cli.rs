@@ -2025,7 +2025,7 @@ fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apa
     std::fs::write(
         &round,
         format!(
-            "extends = {:?}\nround = true\nseeds = [1]\n[training]\ndev_split = true\n[roles]\nfrozen_reference = \"transformer-mlm\"\n",
+            "extends = {:?}\nround = true\nseeds = [1]\n[training]\ndev_split = true\n[roles]\nfrozen_reference = \"transformer-mlm\"\nno_attention_untied = \"transformer-mlm-no-attention-untied-head\"\n",
             cfg.to_str().unwrap()
         ),
     )
@@ -2146,8 +2146,19 @@ fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apa
         n < tail(0) && (1..per_sequence.len()).any(|k| tail(k) == n),
         "{n} of {per_sequence:?}"
     );
-    // The round's per-item outcomes are the study's kept measurements, not copies.
+    // The round's per-item outcomes are the study's kept measurements, not copies; with an
+    // untied no-attention control in its roles, the frozen comparison reads it too.
     let listed = std::fs::read_to_string(out.join("round/frozen/measurements.csv")).unwrap();
+    assert!(
+        listed.contains("transformer-mlm-no-attention-untied-head,1,"),
+        "{listed}"
+    );
+    assert!(
+        !std::fs::read_to_string(out.join("frozen/measurements.csv"))
+            .unwrap()
+            .contains("no-attention"),
+        "the study's frozen comparison has no such role"
+    );
     assert!(listed.contains("measurements/"), "{listed}");
     assert!(!out.join("round/measurements").exists());
     let o = run_with("report", &round, &[]);
@@ -2172,7 +2183,7 @@ fn a_round_writes_its_comparisons_beside_the_study_and_the_report_reads_them_apa
     assert!(
         round_part.contains("**The models** (")
             && round_part.contains("round.toml)")
-            && round_part.contains("### Round: Would frozen random embeddings do?\n\nRead at: transformer-mlm seeds 1; transformer-mlm-frozen-embedding-untied-head seeds 1.\n")
+            && round_part.contains("### Round: Would frozen random embeddings do?\n\nRead at: transformer-mlm seeds 1; transformer-mlm-frozen-embedding-untied-head seeds 1; transformer-mlm-no-attention-untied-head seeds 1.\n")
             && round_part.contains("MLM frozen input, untied head against MLM.")
             && round_part.contains("(round/frozen/frozen-loss.svg)")
             && !round_part.contains("### Would"),

@@ -9,7 +9,7 @@
 //! * A difference between two representations is computed on the items both answer, with the
 //!   same interval, so it holds the sampling of questions or pairs (which dominates on sets of a
 //!   few hundred pairs) as well as seed-to-seed variation. Analogy questions are resampled by
-//!   the word pairs they are built from (`a:b` and `c:d`, within a section), not as if each
+//!   the word pairs they are built from (`a:b` and `c:d`, the same two words wherever they stand), not as if each
 //!   question were an independent draw. Analogies also get McNemar's exact test per seed.
 //! * A "best layer" is chosen on the *dev* half of a benchmark's items and reported on the other
 //!   (*test*) half: similarity pair `i` of benchmark `b` falls in dev or test by a fair coin
@@ -66,21 +66,17 @@ pub fn half_of(benchmark: &str, i: usize) -> Half {
 }
 
 /// The half each analogy question of `set` falls in, from the word pairs it is built from: each
-/// pair (`a:b`, case folded, wherever it stands: Google's capital-world repeats pairs of
-/// capital-common-countries) by a fair coin ([`half_of`] of `<set>/pairs` and the pair's
-/// number), the question dev when both its pairs are dev, test when both are test, in neither
-/// half otherwise (`None`; about half of the questions). A question-by-question split would
-/// put questions that share a pair (the same two words, the same offset) on both sides, so that
-/// a layer chosen on dev would be chosen partly on test.
+/// pair ([`pair_key`]: its two words, wherever and in whichever order they stand) by a fair
+/// coin seeded by the set's name and the two words themselves ([`half_of`]), so that a pair
+/// keeps its side when other questions are added or reordered; the question dev when both its
+/// pairs are dev, test when both are test, in neither half otherwise (`None`; about half of the
+/// questions). A question-by-question split would put questions that share a pair (the same two
+/// words, the same offset) on both sides, so that a layer chosen on dev would be chosen partly
+/// on test.
 pub fn question_halves(set: &AnalogySet) -> Vec<Option<Half>> {
-    let name = format!("{}/pairs", set.name);
-    let mut ids: HashMap<(String, String), usize> = HashMap::new();
-    let mut coin = |x: &str, y: &str| {
-        let next = ids.len();
-        let id = *ids
-            .entry((x.to_lowercase(), y.to_lowercase()))
-            .or_insert(next);
-        half_of(&name, id)
+    let coin = |x: &str, y: &str| {
+        let (x, y) = pair_key(x, y);
+        half_of(&format!("{}/pair {x} {y}", set.name), 0)
     };
     let mut out = Vec::new();
     for section in &set.sections {
@@ -173,19 +169,30 @@ pub struct Evidence {
     halves: HashMap<String, Vec<Option<Half>>>,
 }
 
+/// The two words of a pair as one unit: case folded (as gensim scores) and in either order
+/// (`read:reading` and `reading:read` are the same two words), wherever it stands.
+fn pair_key(x: &str, y: &str) -> (String, String) {
+    let (x, y) = (x.to_lowercase(), y.to_lowercase());
+    if x <= y {
+        (x, y)
+    } else {
+        (y, x)
+    }
+}
+
 /// The word pairs each question of an analogy set is built from: `a:b` and `c:d`, numbered
-/// within the set (the same pair in two sections is two pairs; case folded, as gensim scores).
+/// within the set. A pair is its two words ([`pair_key`]): the same two words in two sections
+/// (capital-world repeats capital-common-countries' pairs) or in either order are one pair.
 pub fn question_pairs(set: &AnalogySet) -> Vec<Vec<usize>> {
-    let mut ids: HashMap<(usize, String, String), usize> = HashMap::new();
-    let mut id = |section: usize, x: &str, y: &str| {
+    let mut ids: HashMap<(String, String), usize> = HashMap::new();
+    let mut id = |x: &str, y: &str| {
         let next = ids.len();
-        *ids.entry((section, x.to_lowercase(), y.to_lowercase()))
-            .or_insert(next)
+        *ids.entry(pair_key(x, y)).or_insert(next)
     };
     let mut out = Vec::new();
-    for (s, section) in set.sections.iter().enumerate() {
+    for section in &set.sections {
         for [a, b, c, d] in &section.questions {
-            out.push(vec![id(s, a, b), id(s, c, d)]);
+            out.push(vec![id(a, b), id(c, d)]);
         }
     }
     out
@@ -267,6 +274,11 @@ impl Evidence {
             return None;
         }
         let n = first.len();
+        // Outcomes of another number of questions than the set has are of another file: its
+        // halves (and word pairs) do not apply to them.
+        if half != Half::All && self.halves.get(benchmark).is_some_and(|h| h.len() != n) {
+            return None;
+        }
         let items: Vec<usize> = (0..n)
             .filter(|&i| self.in_half(benchmark, i, half))
             .filter(|&i| sets.iter().all(|s| s.values().all(|v| v.present(i))))
@@ -775,10 +787,12 @@ mod tests {
     fn analogy_questions_are_split_by_word_pair_so_no_pair_is_on_both_sides() {
         let mut text = String::new();
         for s in 0..3 {
-            // Section 2 repeats section 0's pairs (upper-cased: case is folded) beside its own.
+            // Section 2 repeats section 0's pairs (upper-cased: case is folded; the odd ones
+            // reversed: the same two words) beside its own.
             let pairs: Vec<(String, String)> = (0..20)
                 .map(|p| match (s, p) {
-                    (2, p) if p < 10 => (format!("A0_{p}"), format!("B0_{p}")),
+                    (2, p) if p < 10 && p % 2 == 0 => (format!("A0_{p}"), format!("B0_{p}")),
+                    (2, p) if p < 10 => (format!("B0_{p}"), format!("A0_{p}")),
                     _ => (format!("a{s}_{p}"), format!("b{s}_{p}")),
                 })
                 .collect();
@@ -803,8 +817,9 @@ mod tests {
         {
             let [a, b, c, d] = section;
             if let Some(h) = q {
-                for pair in [format!("{a}:{b}"), format!("{c}:{d}")] {
-                    let pair = pair.to_lowercase();
+                for (x, y) in [(a, b), (c, d)] {
+                    let (x, y) = pair_key(x, y);
+                    let pair = format!("{x}:{y}");
                     assert_eq!(
                         *side.entry(pair.clone()).or_insert(*h),
                         *h,
@@ -813,8 +828,12 @@ mod tests {
                 }
             }
         }
-        // The repeated pairs were seen in both sections and kept one side.
-        assert!(side.contains_key("a0_3:b0_3"));
+        // The repeated pairs were seen in both sections and kept one side; resampling reads
+        // them as one unit too.
+        assert!(side.contains_key("a0_3:b0_3") && side.contains_key("a0_4:b0_4"));
+        let units = question_pairs(&set);
+        let distinct: std::collections::BTreeSet<usize> = units.iter().flatten().copied().collect();
+        assert_eq!(distinct.len(), 50, "20 + 20 + 10 new pairs");
         let count = |h: Half| halves.iter().filter(|x| **x == Some(h)).count();
         let n = halves.len() as f64;
         for h in [Half::Dev, Half::Test] {
@@ -838,6 +857,16 @@ mod tests {
         );
         let all = ev.score(&rep, "google", Half::All).unwrap();
         assert_eq!(all.items, halves.len());
+        // Outcomes of another number of questions have no halves here (all items still count).
+        let other = Rep::new("m", "other", None);
+        ev.insert(
+            other.clone(),
+            "google",
+            1,
+            Values::Outcomes(vec![Some(true); 10]),
+        );
+        assert!(ev.score(&other, "google", Half::Dev).is_none());
+        assert_eq!(ev.score(&other, "google", Half::All).unwrap().items, 10);
     }
 
     #[test]

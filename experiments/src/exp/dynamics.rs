@@ -148,7 +148,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             return cost(&study, &ids);
         }
         let config = super::report::config_label(path.as_deref());
-        super::report::write(&args.out, study.cast, Some(&study.describe(&config)))?;
+        super::report::write(
+            &args.out,
+            study.cast,
+            Some(&study.describe(&config)),
+            study.cfg.training.dev_split,
+        )?;
     }
     cost(&study, &ids)
 }

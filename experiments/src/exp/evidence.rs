@@ -317,13 +317,14 @@ mod tests {
     }
 
     #[test]
-    fn analogy_questions_are_numbered_by_their_word_pairs_within_a_section() {
-        let text = ": capital\nAthens Greece Oslo Norway\nathens greece Rome Italy\nOslo Norway Athens Greece\n: gram\nAthens Greece Oslo Norway\n";
+    fn analogy_questions_are_numbered_by_their_word_pairs_wherever_they_stand() {
+        // A pair is its two words, case folded, in either order, in any section.
+        let text = ": capital\nAthens Greece Oslo Norway\nathens greece Rome Italy\nOslo Norway Athens Greece\n: gram\nAthens Greece Norway Oslo\nread reading Italy Rome\n";
         let set =
             analysis::analogy::AnalogySet::parse(text, Path::new("q.txt"), "q".into()).unwrap();
         assert_eq!(
             question_pairs(&set),
-            vec![vec![0, 1], vec![0, 2], vec![1, 0], vec![3, 4]]
+            vec![vec![0, 1], vec![0, 2], vec![1, 0], vec![0, 1], vec![3, 2]]
         );
     }
 

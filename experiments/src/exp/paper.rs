@@ -95,10 +95,10 @@ pub fn all(args: &Args) -> anyhow::Result<()> {
     }
     let config = super::report::config_label(path.as_deref());
     let models = study.describe(&config);
-    let cast = study.cast;
+    let (cast, dev_split) = (study.cast, study.cfg.training.dev_split);
     drop(study);
     println!("== report");
-    super::report::write(&args.out, cast, Some(&models))?;
+    super::report::write(&args.out, cast, Some(&models), dev_split)?;
     println!(
         "all experiments in {:.1} min",
         started.elapsed().as_secs_f64() / 60.0
@@ -860,7 +860,8 @@ impl View<'_> {
             let mut by_step: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
             for &seed in &self.study.cfg.seeds_of(id) {
                 for p in self.study.curve(id, seed)? {
-                    if p.split == "heldout" {
+                    // The block losses are reported on: the test half with a dev split.
+                    if p.split == self.study.reported_split() {
                         by_step.entry(p.step).or_default().push(p.loss);
                     }
                 }
@@ -880,7 +881,8 @@ impl View<'_> {
         plot::lines(
             &self.stem("frozen-loss"),
             &format!(
-                "Held-out masked-token loss, trained vs frozen random embeddings ({})",
+                "Held-out masked-token loss ({}), trained vs frozen random embeddings ({})",
+                self.study.reported_split(),
                 self.seeds_note()
             ),
             "training step",

@@ -170,6 +170,9 @@ struct Sources {
     /// Where the comparisons' folders are, relative to the report: empty, or a round's
     /// folder ([`super::settings::ROUND`]); figures are linked through it.
     views: String,
+    /// Whether the config these comparisons were drawn with splits off a dev half, so that
+    /// losses are on the test half (a round always does: its config is refused without).
+    dev_split: bool,
 }
 
 impl Sources {
@@ -211,6 +214,7 @@ impl Sources {
             evidence,
             cast,
             views: views.to_string(),
+            dev_split: !views.is_empty(),
         })
     }
 
@@ -746,11 +750,10 @@ fn qkv_section(w: &mut String, src: &Sources, ev: &Evidence) {
             let _ = writeln!(
                 w,
                 "\nHeld-out masked-token loss over {} (lower is better):\n",
-                // A round splits off a dev half and reports on the test half.
-                if src.views.is_empty() {
-                    "the whole held-out split"
-                } else {
+                if src.dev_split {
                     "the test half of the held-out split"
+                } else {
+                    "the whole held-out split"
                 }
             );
             let loss = |m: ModelId| {
@@ -950,7 +953,7 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
                     let d = seed_difference(&ga, &gc);
                     let _ = writeln!(
                         w,
-                        "- gain at [MASK], seed means: {} {}; frozen - {} = {}: {}",
+                        "- gain at [MASK], seed means (nats per target): {} {}; frozen - {} = {}: {}",
                         control.label(),
                         fmt_iv(&seed_mean(&gc)),
                         control.label(),
@@ -1614,8 +1617,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         );
     }
     let cast = cfg.roles.cast()?;
+    let dev_split = cfg.training.dev_split;
     let models = describe(args, cfg, path.as_deref());
-    write(&args.out, cast, models.as_deref())
+    write(&args.out, cast, models.as_deref(), dev_split)
 }
 
 /// How the report names a config file: relative to the repository root where it lies under it
@@ -2134,9 +2138,13 @@ fn seed_list(seeds: &[u64]) -> String {
     }
 }
 
-/// `out/REPORT.md` from the comparisons under `out`.
-pub fn write(out: &Path, cast: Cast, models: Option<&str>) -> anyhow::Result<()> {
-    let src = Sources::load(out, "", cast)?;
+/// `out/REPORT.md` from the comparisons under `out`, drawn with a config that does (or does
+/// not) split off a dev half.
+pub fn write(out: &Path, cast: Cast, models: Option<&str>, dev_split: bool) -> anyhow::Result<()> {
+    let src = Sources {
+        dev_split,
+        ..Sources::load(out, "", cast)?
+    };
     let mut body = models.map_or(String::new(), |m| format!("{m}\n"));
     body.push_str(&findings(&src));
     body.push_str(&round_section(out)?);
@@ -3342,7 +3350,6 @@ mod tests {
         assert_eq!(md.matches("\n- ").count(), 1, "{md}");
     }
 
-    /// One experiment's planted tidy rows and their summary, the others missing.
     /// The frozen section reads both untied tables on WS-353, each analogy score beside
     /// Linzen's baselines, and the untied no-attention control's gains, from planted outcomes:
     /// an output matrix that ranks every pair as the humans do beside an input embedding that
@@ -3496,7 +3503,7 @@ mod tests {
             "{per_seed}"
         );
         let d = line(&format!(
-            "- gain at [MASK], seed means: {} 0.420",
+            "- gain at [MASK], seed means (nats per target): {} 0.420",
             control.label()
         ));
         assert!(
@@ -3508,6 +3515,36 @@ mod tests {
         );
     }
 
+    /// The Q/K/V comparison's loss line names the block the losses are on: the whole held-out
+    /// split, or its test half where the config splits off a dev half.
+    #[test]
+    fn the_qkv_loss_line_names_the_block_it_is_read_on() {
+        let rows: Vec<TidyRow> = (1..=2u64)
+            .flat_map(|seed| {
+                TidyRow::template(name(Experiment::Qkv), ModelId::Mlm.name(), "training")
+                    .measures("training", 5280, &[("heldout_loss", 5.0 + seed as f64)])
+                    .map(move |r| TidyRow {
+                        seed: Some(seed),
+                        ..r
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let mut src = sources_with(Experiment::Qkv, rows);
+        let md = findings(&src);
+        assert!(
+            md.contains("Held-out masked-token loss over the whole held-out split"),
+            "{md}"
+        );
+        src.dev_split = true;
+        let md = findings(&src);
+        assert!(
+            md.contains("Held-out masked-token loss over the test half of the held-out split"),
+            "{md}"
+        );
+    }
+
+    /// One experiment's planted tidy rows and their summary, the others missing.
     fn sources_with(exp: Experiment, rows: Vec<TidyRow>) -> Sources {
         let mut src = sources_without_measurements();
         for (e, t) in src.tables.iter_mut() {
@@ -3537,6 +3574,7 @@ mod tests {
             )),
             cast: Cast::default(),
             views: String::new(),
+            dev_split: false,
         }
     }
 
