@@ -865,8 +865,49 @@ mod tests {
             1,
             Values::Outcomes(vec![Some(true); 10]),
         );
+        assert!(
+            halves[..10].contains(&Some(Half::Test)),
+            "the check is what refuses them"
+        );
+        assert!(ev.score(&other, "google", Half::Test).is_none());
         assert!(ev.score(&other, "google", Half::Dev).is_none());
         assert_eq!(ev.score(&other, "google", Half::All).unwrap().items, 10);
+    }
+
+    /// A pair's side comes from its words, not from where it first stands: the same questions
+    /// with the sections in the other order get the same halves.
+    #[test]
+    fn a_pairs_side_does_not_depend_on_the_files_order() {
+        let section = |s: usize| -> String {
+            let mut t = format!(": section{s}\n");
+            for p in 0..8 {
+                for q in 0..8 {
+                    if p != q {
+                        t.push_str(&format!("x{s}_{p} y{s}_{p} x{s}_{q} y{s}_{q}\n"));
+                    }
+                }
+            }
+            t
+        };
+        let parse = |order: &[usize]| {
+            let text: String = order.iter().map(|&s| section(s)).collect();
+            AnalogySet::parse(&text, std::path::Path::new("g.txt"), "google".into()).unwrap()
+        };
+        let (forward, backward) = (parse(&[0, 1, 2]), parse(&[2, 1, 0]));
+        let by_question = |set: &AnalogySet| -> HashMap<[String; 4], Option<Half>> {
+            let questions = set
+                .sections
+                .iter()
+                .flat_map(|s| s.questions.iter().cloned());
+            questions.zip(question_halves(set)).collect()
+        };
+        let (f, b) = (by_question(&forward), by_question(&backward));
+        assert_eq!(f.len(), 3 * 8 * 7);
+        assert_eq!(f, b);
+        // Not every question in one half: the test can tell orders apart.
+        assert!(
+            f.values().any(|h| *h == Some(Half::Dev)) && f.values().any(|h| *h == Some(Half::Test))
+        );
     }
 
     #[test]

@@ -882,7 +882,11 @@ impl View<'_> {
             &self.stem("frozen-loss"),
             &format!(
                 "Held-out masked-token loss ({}), trained vs frozen random embeddings ({})",
-                self.study.reported_split(),
+                if self.study.reported_split() == "test" {
+                    "test half"
+                } else {
+                    "whole held-out split"
+                },
                 self.seeds_note()
             ),
             "training step",
