@@ -82,6 +82,19 @@ fn measured(out: &Path, prefix: &str) -> PathBuf {
     one(out, "measurements", prefix, "")
 }
 
+/// The measurement directory a comparison of the study under `out` reads for `model` at `seed`
+/// (its `measurements.csv`): a round's models of the same name sit beside the study's.
+fn read_by(out: &Path, comparison: &str, model: &str, seed: u64) -> PathBuf {
+    let list = std::fs::read_to_string(out.join(comparison).join("measurements.csv")).unwrap();
+    let items = list
+        .lines()
+        .map(|l| l.split(',').collect::<Vec<&str>>())
+        .find(|f| f[0] == model && f[1] == seed.to_string())
+        .unwrap_or_else(|| panic!("{comparison} lists no {model} seed {seed}"))[2]
+        .to_string();
+    out.join(items).parent().unwrap().to_path_buf()
+}
+
 fn truncate_lines(path: &Path, keep: usize) {
     let text = std::fs::read_to_string(path).unwrap();
     let head: String = text.lines().take(keep).map(|l| format!("{l}\n")).collect();
@@ -294,7 +307,7 @@ fn the_committed_measurements_verify_and_damage_to_them_is_refused() {
     assert!(said.contains(&expected), "{said}");
 
     let analogy = ["--exp", "analogy", "--jobs", "1"];
-    let mlm = measured(&copy, "mlm-seed1-");
+    let mlm = read_by(&copy, "analogy", "transformer-mlm", 1);
     let sub = mlm
         .strip_prefix(&copy)
         .unwrap()
