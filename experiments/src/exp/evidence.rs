@@ -15,17 +15,7 @@ use crate::output::{self, decode_cosines, decode_outcomes, ItemRow, TidyRow};
 /// Reads every items file that the paper experiments under `views` list in their
 /// `measurements.csv` (paths relative to `out`, where the measurements are).
 pub fn load(out: &Path, views: &Path, benchmarks: &Benchmarks) -> anyhow::Result<Evidence> {
-    let mut files = std::collections::BTreeSet::new();
-    for exp in super::comparisons::PAPER {
-        let list = views
-            .join(super::comparisons::name(exp))
-            .join("measurements.csv");
-        if list.is_file() {
-            for m in output::read_csv::<Measured>(&list)? {
-                files.insert(out.join(m.items));
-            }
-        }
-    }
+    let files = listed_items(out, views)?;
     let mut rows = Vec::new();
     for f in &files {
         let read = crate::kept::read_items(f)?;
@@ -56,6 +46,26 @@ pub fn load(out: &Path, views: &Path, benchmarks: &Benchmarks) -> anyhow::Result
         rows.extend(read);
     }
     Ok(from_rows(rows, benchmarks))
+}
+
+/// The items files the comparisons under `views` list in their `measurements.csv`, as paths
+/// under `out`.
+pub fn listed_items(
+    out: &Path,
+    views: &Path,
+) -> anyhow::Result<std::collections::BTreeSet<std::path::PathBuf>> {
+    let mut files = std::collections::BTreeSet::new();
+    for exp in super::comparisons::PAPER {
+        let list = views
+            .join(super::comparisons::name(exp))
+            .join("measurements.csv");
+        if list.is_file() {
+            for m in output::read_csv::<Measured>(&list)? {
+                files.insert(out.join(m.items));
+            }
+        }
+    }
+    Ok(files)
 }
 
 /// The item kinds of Linzen's (2016) analogy baselines.

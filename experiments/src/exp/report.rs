@@ -1838,17 +1838,11 @@ fn our_forms(
 /// The items files the comparisons under `out` read (the study's and a round's
 /// `measurements.csv`), as paths under `out`.
 fn compared_items(out: &Path) -> anyhow::Result<std::collections::BTreeSet<std::path::PathBuf>> {
-    let mut read = std::collections::BTreeSet::new();
-    for views in [out.to_path_buf(), out.join(super::settings::ROUND)] {
-        for exp in PAPER {
-            let list = views.join(name(exp)).join("measurements.csv");
-            if list.is_file() {
-                for m in crate::output::read_csv::<super::evidence::Measured>(&list)? {
-                    read.insert(out.join(m.items));
-                }
-            }
-        }
-    }
+    let mut read = super::evidence::listed_items(out, out)?;
+    read.extend(super::evidence::listed_items(
+        out,
+        &out.join(super::settings::ROUND),
+    )?);
     Ok(read)
 }
 
