@@ -118,6 +118,11 @@ fn both_architectures_separate_planted_classes() {
 /// output matrix comes back trained and separating the classes too: it holds only what the
 /// merges brought (with every row private, nothing else writes it; it starts at zero), and a
 /// merge that lost a thread's changes would start every chunk from untrained output rows.
+/// Two hogwild threads interleave differently on every run, so the bar is relative: at least
+/// 0.8 of the gap one thread reaches on the same corpus and settings (the CBOW output matrix's
+/// one-thread gap sits at a fixed 0.5 bar, which two threads then missed on some runs; 40
+/// two-thread runs of each case stayed well above the relative bar). Untrained vectors, or an
+/// output matrix that lost its merges, sit near 0 (see the test above).
 #[test]
 fn private_rows_on_two_threads_separate_planted_classes() {
     let corpus = planted_corpus(400);
@@ -134,11 +139,27 @@ fn private_rows_on_two_threads_separate_planted_classes() {
                 ..small(arch)
             };
             let trained = train(&corpus, &cfg, false).unwrap();
-            for (matrix, v) in [("input", &trained.vectors), ("output", &trained.output)] {
-                let gap = class_gap(v);
+            let serial = train(
+                &corpus,
+                &Word2VecConfig {
+                    threads: 1,
+                    ..cfg.clone()
+                },
+                false,
+            )
+            .unwrap();
+            for (matrix, v, one) in [
+                ("input", &trained.vectors, &serial.vectors),
+                ("output", &trained.output, &serial.output),
+            ] {
+                let (gap, one_gap) = (class_gap(v), class_gap(one));
                 assert!(
-                    gap > 0.5,
-                    "{arch:?} {update:?}, {private_rows} private rows, {matrix}: within-class minus between-class cosine is only {gap}"
+                    one_gap > 0.4,
+                    "{arch:?} {update:?} {matrix}: one thread's gap {one_gap}"
+                );
+                assert!(
+                    gap > 0.8 * one_gap,
+                    "{arch:?} {update:?}, {private_rows} private rows, {matrix}: within-class minus between-class cosine is only {gap}, one thread's {one_gap}"
                 );
             }
         }
