@@ -41,6 +41,12 @@ pub mod runs;
 
 pub use cli::{unused_flags, Args, Backend, Experiment, QUICK_OUT};
 
+/// The README's Rust example compiled with the tests (`cargo test --doc`), so that it keeps up
+/// with the library's signatures.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeExample;
+
 /// Runs the experiment `args.exp` names (what the binary does once the command line is checked
 /// and burn's default device pinned to the run's backend).
 pub fn run(args: &Args) -> anyhow::Result<()> {
