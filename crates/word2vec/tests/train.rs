@@ -114,40 +114,44 @@ fn both_architectures_separate_planted_classes() {
 }
 
 /// Two threads with the most frequent words' output rows private to each thread, merged after
-/// every chunk (here a sentence of 12 tokens): some rows private, and every row private. The
-/// output matrix comes back trained and separating the classes too: it holds only what the
-/// merges brought (with every row private, nothing else writes it; it starts at zero), and a
-/// merge that lost a thread's changes would start every chunk from untrained output rows.
-/// Two hogwild threads interleave differently on every run, so the bar is relative: at least
-/// 0.8 of the gap one thread reaches on the same corpus and settings (the CBOW output matrix's
-/// one-thread gap sits at a fixed 0.5 bar, which two threads then missed on some runs; 40
-/// two-thread runs of each case stayed well above the relative bar). Untrained vectors, or an
-/// output matrix that lost its merges, sit near 0 (see the test above).
+/// every chunk (here a sentence of 12 tokens): some rows private (the four most frequent words,
+/// context words here), and every row private. The output matrix comes back trained and
+/// separating the classes too: with every row private it holds only what the merges brought
+/// (nothing else writes it; it starts at zero), so merges that lost every change would leave
+/// zero rows, which the test refuses by name (their cosine is undefined). The merge's
+/// arithmetic under concurrency is tested exactly in `hogwild`'s unit tests.
+/// Two hogwild threads interleave differently on every run, so the bar is relative to the
+/// gap one thread reaches on the same corpus and settings (deterministic: see the bit-identical
+/// test below): at least 0.8 of it. A fixed bar near the one-thread gap failed on CI.
 #[test]
 fn private_rows_on_two_threads_separate_planted_classes() {
     let corpus = planted_corpus(400);
-    for private_rows in [4, 1000] {
-        for (arch, update) in [
-            (Architecture::Sg, Update::Pair),
-            (Architecture::Sg, Update::Window),
-            (Architecture::Cbow, Update::Pair),
-        ] {
+    for (arch, update) in [
+        (Architecture::Sg, Update::Pair),
+        (Architecture::Sg, Update::Window),
+        (Architecture::Cbow, Update::Pair),
+    ] {
+        // One thread ignores `private_rows` (tested below): one serial run per case.
+        let base = Word2VecConfig {
+            update,
+            ..small(arch)
+        };
+        let serial = train(&corpus, &base, false).unwrap();
+        for private_rows in [4, 1000] {
             let cfg = Word2VecConfig {
                 threads: 2,
                 private_rows,
-                update,
-                ..small(arch)
+                ..base.clone()
             };
             let trained = train(&corpus, &cfg, false).unwrap();
-            let serial = train(
-                &corpus,
-                &Word2VecConfig {
-                    threads: 1,
-                    ..cfg.clone()
-                },
-                false,
-            )
-            .unwrap();
+            let (dim, output) = (trained.output.dim(), &trained.output);
+            for i in 0..output.len() {
+                let row = &output.row(i)[..dim];
+                assert!(
+                    row.iter().all(|x| x.is_finite()) && row.iter().any(|&x| x != 0.0),
+                    "{arch:?} {update:?}, {private_rows} private rows: output row {i} is zero or not finite"
+                );
+            }
             for (matrix, v, one) in [
                 ("input", &trained.vectors, &serial.vectors),
                 ("output", &trained.output, &serial.output),
