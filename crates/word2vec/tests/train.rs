@@ -205,10 +205,14 @@ fn one_thread_and_a_seed_give_bit_identical_vectors() {
             sample: 1e-2,
             ..base
         };
-        let a = train(&corpus, &cfg, false).unwrap().vectors;
-        let b = train(&corpus, &cfg, false).unwrap().vectors;
+        let (first, second) = (
+            train(&corpus, &cfg, false).unwrap(),
+            train(&corpus, &cfg, false).unwrap(),
+        );
         let bits = |v: &WordVectors| v.data().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&a), bits(&b), "{arch:?}");
+        assert_eq!(bits(&first.vectors), bits(&second.vectors), "{arch:?}");
+        assert_eq!(bits(&first.output), bits(&second.output), "{arch:?} output");
+        let a = first.vectors;
         let c = train(&corpus, &Word2VecConfig { seed: 8, ..cfg }, false)
             .unwrap()
             .vectors;
