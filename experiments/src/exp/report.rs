@@ -785,6 +785,18 @@ fn qkv_section(w: &mut String, src: &Sources, ev: &Evidence) {
                     );
                 }
             }
+            // Sharing V on top of Q and K: the one contrast that isolates V.
+            let (qk, qkv_shared) = (loss(ModelId::SharedQk), loss(ModelId::SharedQkv));
+            if qk.len() >= 2 && qkv_shared.len() >= 2 {
+                let d = seed_difference(&qkv_shared, &qk);
+                let (a, b) = (ModelId::SharedQkv.label(), ModelId::SharedQk.label());
+                let _ = writeln!(
+                    w,
+                    "- {a} - {b} (sharing V as well as Q and K) = {}: {}",
+                    fmt_iv(&d),
+                    verdict(&d, &format!("{a} (worse)"), &format!("{b} (worse)"))
+                );
+            }
             let qkv = [ModelId::Mlm, ModelId::SharedQk, ModelId::SharedQkv];
             if let Some(gains) = gain_list(src, Experiment::Qkv, &qkv) {
                 let _ = writeln!(w, "- {MASK_GAIN}, per seed: {gains}");
@@ -2910,6 +2922,41 @@ mod tests {
         assert!(
             line.contains(&format!("{l} output matrix higher")),
             "{line}"
+        );
+    }
+
+    /// Sharing V as well as Q and K, read against sharing Q and K alone (the contrast that
+    /// isolates V): planted held-out losses 5.5, 5.6, 5.7 against 5.2, 5.3, 5.4, equal
+    /// variances 0.01, so Welch's df is 4: 0.300 +- 2.776 * sqrt(0.01/3 + 0.01/3) =
+    /// [0.073, 0.527].
+    #[test]
+    fn the_qkv_section_reads_shared_qkv_against_shared_qk() {
+        let exp = name(Experiment::Qkv);
+        let mut rows = Vec::new();
+        for (m, losses) in [
+            (ModelId::Mlm, [5.3, 5.4, 5.5]),
+            (ModelId::SharedQk, [5.2, 5.3, 5.4]),
+            (ModelId::SharedQkv, [5.5, 5.6, 5.7]),
+        ] {
+            for (seed, l) in (1..).zip(losses) {
+                let t = TidyRow::template(exp, m.name(), "training");
+                rows.extend(
+                    t.measures("training", 5280, &[("heldout_loss", l)])
+                        .map(|r| TidyRow {
+                            seed: Some(seed),
+                            ..r
+                        }),
+                );
+            }
+        }
+        let src = sources_with(Experiment::Qkv, rows);
+        let md = findings(&src);
+        let (a, b) = (ModelId::SharedQkv.label(), ModelId::SharedQk.label());
+        assert!(
+            md.contains(&format!(
+                "- {a} - {b} (sharing V as well as Q and K) = 0.300 [0.073, 0.527]: {a} (worse) higher (the interval excludes 0)"
+            )),
+            "{md}"
         );
     }
 
