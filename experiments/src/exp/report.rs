@@ -756,44 +756,61 @@ fn qkv_section(w: &mut String, src: &Sources, ev: &Evidence) {
                     "the whole held-out split"
                 }
             );
+            // Each model's held-out loss by seed. A difference is read on the seeds both models
+            // have (the shared variants train at fewer seeds than the masked LM), where the
+            // two runs of a seed read the same batches and masks; Welch's interval over them.
             let loss = |m: ModelId| {
-                src.values(
-                    Experiment::Qkv,
-                    &Rep::new(m.name(), "training", None),
-                    "training",
-                    "heldout_loss",
-                )
+                src.seed_means(Experiment::Qkv, m.name(), |r: &TidyRow| {
+                    r.representation == "training"
+                        && r.layer.is_none()
+                        && r.benchmark == "training"
+                        && r.metric == "heldout_loss"
+                })
             };
-            let untied = loss(ModelId::Mlm);
+            let values = |x: &[(u64, f64)]| x.iter().map(|p| p.1).collect::<Vec<_>>();
+            let on_common_seeds = |a: &[(u64, f64)], b: &[(u64, f64)]| {
+                let (mut x, mut y) = (Vec::new(), Vec::new());
+                for &(s, v) in a {
+                    if let Some(&(_, w)) = b.iter().find(|p| p.0 == s) {
+                        x.push(v);
+                        y.push(w);
+                    }
+                }
+                (x, y)
+            };
+            let separate = loss(ModelId::Mlm);
             let _ = writeln!(
                 w,
                 "- separate W_Q, W_K, W_V (MLM): {}",
-                fmt_iv(&seed_mean(&untied))
+                fmt_iv(&seed_mean(&values(&separate)))
             );
             for v in [ModelId::SharedQk, ModelId::SharedQkv] {
                 let l = loss(v);
-                if l.len() >= 2 && untied.len() >= 2 {
-                    let d = seed_difference(&l, &untied);
+                let (x, y) = on_common_seeds(&l, &separate);
+                if x.len() >= 2 {
+                    let d = seed_difference(&x, &y);
                     let _ = writeln!(
                         w,
-                        "- {}: {}; {} - separate = {}: {}",
+                        "- {}: {}; {} - separate = {} (Welch, on the {} seeds both have): {}",
                         v.label(),
-                        fmt_iv(&seed_mean(&l)),
+                        fmt_iv(&seed_mean(&values(&l))),
                         v.label(),
                         fmt_iv(&d),
+                        x.len(),
                         verdict(&d, &format!("{} (worse)", v.label()), "separate (worse)")
                     );
                 }
             }
             // Sharing V on top of Q and K: the one contrast that isolates V.
-            let (qk, qkv_shared) = (loss(ModelId::SharedQk), loss(ModelId::SharedQkv));
-            if qk.len() >= 2 && qkv_shared.len() >= 2 {
-                let d = seed_difference(&qkv_shared, &qk);
+            let (x, y) = on_common_seeds(&loss(ModelId::SharedQkv), &loss(ModelId::SharedQk));
+            if x.len() >= 2 {
+                let d = seed_difference(&x, &y);
                 let (a, b) = (ModelId::SharedQkv.label(), ModelId::SharedQk.label());
                 let _ = writeln!(
                     w,
-                    "- {a} - {b} (sharing V as well as Q and K) = {}: {}",
+                    "- {a} - {b} (sharing V as well as Q and K) = {} (Welch, on the {} seeds both have): {}",
                     fmt_iv(&d),
+                    x.len(),
                     verdict(&d, &format!("{a} (worse)"), &format!("{b} (worse)"))
                 );
             }
@@ -2928,15 +2945,16 @@ mod tests {
     /// Sharing V as well as Q and K, read against sharing Q and K alone (the contrast that
     /// isolates V): planted held-out losses 5.5, 5.6, 5.7 against 5.2, 5.3, 5.4, equal
     /// variances 0.01, so Welch's df is 4: 0.300 +- 2.776 * sqrt(0.01/3 + 0.01/3) =
-    /// [0.073, 0.527].
+    /// [0.073, 0.527]. A masked-LM seed the shared variants lack is left out of their
+    /// differences from it.
     #[test]
     fn the_qkv_section_reads_shared_qkv_against_shared_qk() {
         let exp = name(Experiment::Qkv);
         let mut rows = Vec::new();
         for (m, losses) in [
-            (ModelId::Mlm, [5.3, 5.4, 5.5]),
-            (ModelId::SharedQk, [5.2, 5.3, 5.4]),
-            (ModelId::SharedQkv, [5.5, 5.6, 5.7]),
+            (ModelId::Mlm, vec![5.3, 5.4, 5.5, 9.0]),
+            (ModelId::SharedQk, vec![5.2, 5.3, 5.4]),
+            (ModelId::SharedQkv, vec![5.5, 5.6, 5.7]),
         ] {
             for (seed, l) in (1..).zip(losses) {
                 let t = TidyRow::template(exp, m.name(), "training");
@@ -2954,7 +2972,15 @@ mod tests {
         let (a, b) = (ModelId::SharedQkv.label(), ModelId::SharedQk.label());
         assert!(
             md.contains(&format!(
-                "- {a} - {b} (sharing V as well as Q and K) = 0.300 [0.073, 0.527]: {a} (worse) higher (the interval excludes 0)"
+                "- {a} - {b} (sharing V as well as Q and K) = 0.300 [0.073, 0.527] (Welch, on the 3 seeds both have): {a} (worse) higher (the interval excludes 0)"
+            )),
+            "{md}"
+        );
+        // The masked LM's seed 4, which the shared variants lack, stays out of their
+        // differences from it: -0.1 on seeds 1-3, the same half-width.
+        assert!(
+            md.contains(&format!(
+                "{b} - separate = -0.100 [-0.327, 0.127] (Welch, on the 3 seeds both have): no difference shown (the interval includes 0)"
             )),
             "{md}"
         );
