@@ -17,6 +17,75 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/pretrained/tests/fixtures/tiny-bert")
 }
 
+/// The tiny BERT's float32 tensors by name (a safetensors file: an 8-byte header length, a
+/// JSON header of dtypes, shapes and offsets, then the bytes).
+fn tiny_bert_weights() -> std::collections::HashMap<String, (Vec<usize>, Vec<f64>)> {
+    let bytes = std::fs::read(fixture().join("model.safetensors")).unwrap();
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+    header
+        .into_iter()
+        .filter(|(_, v)| v.get("dtype").and_then(|d| d.as_str()) == Some("F32"))
+        .map(|(k, v)| {
+            let shape = v["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap() as usize)
+                .collect();
+            let off: Vec<usize> = v["data_offsets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap() as usize)
+                .collect();
+            let data = bytes[8 + n + off[0]..8 + n + off[1]]
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64)
+                .collect();
+            (k, (shape, data))
+        })
+        .collect()
+}
+
+/// Head `h`'s columns of a projection as a `d_in x d_k` matrix: `nn.Linear` stores its weight
+/// output by input, and the tiny BERT has 2 heads.
+fn head_of((shape, w): &(Vec<usize>, Vec<f64>), h: usize) -> Vec<Vec<f64>> {
+    let (d_out, d_in) = (shape[0], shape[1]);
+    let d_k = d_out / 2;
+    (0..d_in)
+        .map(|i| (0..d_k).map(|c| w[(h * d_k + c) * d_in + i]).collect())
+        .collect()
+}
+
+/// Linear CKA (Kornblith et al. 2019) of two matrices with the same rows: with each column
+/// centred, ||Y^T X||_F^2 / (||X^T X||_F ||Y^T Y||_F).
+fn cka(x: &[Vec<f64>], y: &[Vec<f64>]) -> f64 {
+    let centre = |m: &[Vec<f64>]| -> Vec<Vec<f64>> {
+        let k = m[0].len();
+        let means: Vec<f64> = (0..k)
+            .map(|c| m.iter().map(|r| r[c]).sum::<f64>() / m.len() as f64)
+            .collect();
+        m.iter()
+            .map(|r| r.iter().zip(&means).map(|(v, mu)| v - mu).collect())
+            .collect()
+    };
+    let (x, y) = (centre(x), centre(y));
+    let gram = |a: &[Vec<f64>], b: &[Vec<f64>]| -> f64 {
+        let (ka, kb) = (a[0].len(), b[0].len());
+        let mut s = 0.0;
+        for i in 0..ka {
+            for j in 0..kb {
+                let e: f64 = a.iter().zip(b).map(|(ra, rb)| ra[i] * rb[j]).sum();
+                s += e * e;
+            }
+        }
+        s
+    };
+    gram(&x, &y) / (gram(&x, &x) * gram(&y, &y)).sqrt()
+}
+
 /// `dir/planted.txt`: `n` of `words`, the i-th being `words[(i a + i / b) % len]`.
 fn planted(dir: &Path, words: &[&str], n: usize, (a, b): (usize, usize)) -> PathBuf {
     let corpus = dir.join("planted.txt");
@@ -113,8 +182,52 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
     assert!(!String::from_utf8_lossy(&refused.stdout).contains("pooling reads"));
     assert_eq!(std::fs::read(base.join("scores.csv")).unwrap(), scores);
     let heads = rows(&base.join("heads.csv"));
-    // 2 layers x (2 heads x 7 measures + 3 measures of the whole layer's form).
-    assert_eq!(heads.len(), 2 * (2 * 7 + 3));
+    // 2 layers x (2 heads x 9 measures + 3 measures of the whole layer's form).
+    assert_eq!(heads.len(), 2 * (2 * 9 + 3));
+    // Each head's linear CKA of W_Q, W_K, W_V pairwise against an f64 computation here from
+    // the checkpoint's own weights; V's Gaussian band is Q with K's, to within its draws.
+    let weights = tiny_bert_weights();
+    for r in heads.iter().filter(|r| r["measure"].starts_with("cka_")) {
+        let (l, h): (usize, usize) = (r["layer"].parse().unwrap(), r["head"].parse().unwrap());
+        let m = &r["measure"];
+        let matrix = |c: char| {
+            let name = match c {
+                'q' => "query",
+                'k' => "key",
+                _ => "value",
+            };
+            head_of(
+                &weights[&format!("encoder.layer.{}.attention.self.{name}.weight", l - 1)],
+                h,
+            )
+        };
+        let (a, b) = (m.as_bytes()[4] as char, m.as_bytes()[6] as char);
+        let want = cka(&matrix(a), &matrix(b));
+        let v: f64 = r["value"].parse().unwrap();
+        assert!((v - want).abs() < 1e-6, "{r:?}: here {want}");
+        if m != "cka_q_k" {
+            let qk = heads
+                .iter()
+                .find(|q| {
+                    q["measure"] == "cka_q_k" && q["layer"] == r["layer"] && q["head"] == r["head"]
+                })
+                .unwrap();
+            let (g, g_qk, sd): (f64, f64, f64) = (
+                r["gaussian"].parse().unwrap(),
+                qk["gaussian"].parse().unwrap(),
+                qk["gaussian_sd"].parse().unwrap(),
+            );
+            assert!((g - g_qk).abs() < 2.0 * sd, "{r:?} against {qk:?}");
+            assert_eq!(r["cross_head"], "", "{r:?}");
+        }
+    }
+    for m in ["cka_q_k", "cka_q_v", "cka_k_v"] {
+        assert_eq!(
+            heads.iter().filter(|r| r["measure"] == m).count(),
+            2 * 2,
+            "{m}"
+        );
+    }
     let expected: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(fixture().join("expected.json")).unwrap())
             .unwrap();

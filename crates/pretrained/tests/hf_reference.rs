@@ -239,6 +239,46 @@ fn task_model_prefixes_and_tensorflow_layernorm_names_are_read() {
     }
 }
 
+/// A square weight stored the other way round has the right shape, so only the numbers can
+/// tell: the reader transposes BERT's `nn.Linear` weights (stored output x input) and not
+/// GPT-2's `Conv1D` ones (input x output). Each square matrix below, transposed in the file, is
+/// what a reader that got that wrong would see: the hidden states must then leave
+/// transformers' by far more than the tolerance of `bert_and_gpt2_hidden_states_are_transformers_own`.
+#[test]
+fn a_square_weight_read_the_wrong_way_round_is_caught_by_the_reference() {
+    fn transposed(bytes: &[u8], n: usize) -> Vec<u8> {
+        let mut out = vec![0u8; bytes.len()];
+        for r in 0..n {
+            for c in 0..n {
+                let (from, to) = ((r * n + c) * 4, (c * n + r) * 4);
+                out[to..to + 4].copy_from_slice(&bytes[from..from + 4]);
+            }
+        }
+        out
+    }
+    for (fixture_name, tensor) in [
+        ("tiny-bert", "encoder.layer.0.attention.self.query.weight"),
+        ("tiny-bert", "encoder.layer.1.attention.self.value.weight"),
+        ("tiny-bert", "encoder.layer.0.attention.output.dense.weight"),
+        ("tiny-gpt2", "h.0.attn.c_proj.weight"),
+    ] {
+        let dir = Rewrite::of(fixture_name);
+        dir.tensors(|t| {
+            let x = t.iter_mut().find(|x| x.0 == tensor).unwrap();
+            assert_eq!((x.1.as_str(), x.2.as_slice()), ("F32", &[16, 16][..]));
+            let flipped = transposed(&x.3, 16);
+            assert_ne!(flipped, x.3, "{tensor} is not symmetric");
+            x.3 = flipped;
+        });
+        let (worst, _) = worst_difference(dir.path());
+        eprintln!("{fixture_name} {tensor} read transposed: largest difference {worst}");
+        assert!(
+            worst > 1e-2,
+            "{fixture_name} {tensor} read transposed: {worst}"
+        );
+    }
+}
+
 #[test]
 fn a_wrong_tensor_is_named_with_its_file() {
     let cases: Vec<(Rewrite, &str)> = vec![

@@ -139,9 +139,9 @@ fn mean_sd(x: &[f64]) -> (f64, f64) {
     (m, v.sqrt())
 }
 
-/// Head h's cos(Q, K), CKA(Q, K), cos(Q, V), cos(K, V) (what [`geometry::head_geometry`]
+/// Head h's cos(Q, K), CKA(Q, K), cos(Q, V), cos(K, V), CKA(Q, V), CKA(K, V) (what [`geometry::head_geometry`]
 /// computes, without its permutation nulls).
-fn matrix_measures(l: &LayerQkv, h: usize) -> [f64; 4] {
+fn matrix_measures(l: &LayerQkv, h: usize) -> [f64; 6] {
     let (q, k, v) = (
         head_columns(&l.q, l, h),
         head_columns(&l.k, l, h),
@@ -152,6 +152,8 @@ fn matrix_measures(l: &LayerQkv, h: usize) -> [f64; 4] {
         geometry::linear_cka(&q, &k, l.d_in, l.d_k),
         geometry::cosine(&q, &v),
         geometry::cosine(&k, &v),
+        geometry::linear_cka(&q, &v, l.d_in, l.d_k),
+        geometry::linear_cka(&k, &v, l.d_in, l.d_k),
     ]
 }
 
@@ -520,7 +522,12 @@ fn contextuality_intervals(
 
 /// Ethayarajh (2019)'s published per-layer statistics of BERT-base and GPT-2
 /// (`scripts/ethayarajh_reference.py`; origin and licence in data/README.md).
-const ETHAYARAJH: &str = "data/reference/ethayarajh2019-embedding-space-stats.csv";
+pub(crate) const ETHAYARAJH: &str = "data/reference/ethayarajh2019-embedding-space-stats.csv";
+
+/// Bommasani, Davis & Cardie (2020)'s per-layer similarity scores of bert-base-uncased and gpt2
+/// (pieces and contexts averaged), read off their figures (`scripts/bommasani_reference.py`;
+/// origin, precision and licence in data/README.md). Statistic `spearman:<set>`.
+pub(crate) const BOMMASANI: &str = "data/reference/bommasani2020-aggregated-similarity.csv";
 
 /// One published value: `model`'s `statistic` at `layer` (0 = input embeddings).
 #[derive(Debug, serde::Deserialize)]
@@ -983,14 +990,14 @@ fn heads_and_pairs(
         let trained = geometry::head_geometry(layer, l);
         let forms = bilinear::layer_forms(l);
         let cross = bilinear::cross_head_null(l);
-        let draws: Vec<(Vec<[f64; 4]>, bilinear::LayerForms)> = (0..INIT_DRAWS)
+        let draws: Vec<(Vec<[f64; 6]>, bilinear::LayerForms)> = (0..INIT_DRAWS)
             .map(|_| {
                 let w = drawn(l, init_std, &mut rng);
                 let m = (0..w.n_heads).map(|h| matrix_measures(&w, h)).collect();
                 (m, bilinear::layer_forms(&w))
             })
             .collect();
-        let mean = |f: &dyn Fn(&(Vec<[f64; 4]>, bilinear::LayerForms)) -> f64| {
+        let mean = |f: &dyn Fn(&(Vec<[f64; 6]>, bilinear::LayerForms)) -> f64| {
             mean_sd(&draws.iter().map(f).collect::<Vec<f64>>())
         };
         let mut row = |head: String,
@@ -1038,6 +1045,20 @@ fn heads_and_pairs(
                 "cos_k_v",
                 g.cos_k_v,
                 mean(&|d| d.0[h][3]),
+                None,
+            );
+            row(
+                h.to_string(),
+                "cka_q_v",
+                g.cka_q_v,
+                mean(&|d| d.0[h][4]),
+                None,
+            );
+            row(
+                h.to_string(),
+                "cka_k_v",
+                g.cka_k_v,
+                mean(&|d| d.0[h][5]),
                 None,
             );
             let forms_of = |s: &FormScores| [s.symmetry, s.directionality, s.identity_alignment];
@@ -1300,6 +1321,19 @@ mod tests {
         };
         assert_eq!(at("bert-base-cased", "anisotropy", 12), 0.477);
         assert_eq!(at("gpt2", "intra_sentence_similarity", 12), 0.99);
+        // Bommasani et al.'s: three sets x 13 layers x 2 models, less gpt2's RG-65 at layer 12
+        // (left out where its lines cross); BERT's WS-353 peak at layer 1, as the figure shows.
+        let bom = read_reference(&paths::resolve(Path::new(BOMMASANI))).unwrap();
+        assert_eq!(bom.len(), 77);
+        let ws = |m: &str, l: usize| {
+            bom.iter()
+                .find(|r| r.model == m && r.statistic == "spearman:WS-353-ALL" && r.layer == l)
+                .unwrap()
+                .value
+        };
+        assert_eq!(ws("bert-base-uncased", 1), 0.70);
+        assert!((0..13).all(|l| ws("bert-base-uncased", l) <= 0.70));
+        assert_eq!(ws("gpt2", 12), 0.24);
         let dir = tempfile::tempdir().unwrap();
         let bad = dir.path().join("ref.csv");
         let header = "model,layer,statistic,value\n";

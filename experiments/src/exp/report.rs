@@ -1521,6 +1521,78 @@ fn pretrained_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Whether `out/pretrained/` holds a checkpoint's measurements (what `pretrained_section` reads).
+fn has_checkpoint(out: &Path) -> bool {
+    std::fs::read_dir(out.join("pretrained")).is_ok_and(|entries| {
+        entries.filter_map(|e| e.ok()).any(|e| {
+            let d = e.path();
+            d.join("intervals.csv").is_file() && d.join("contextuality.csv").is_file()
+        })
+    })
+}
+
+/// The published BERT-base and GPT-2 values the checkpoints are read beside, per layer:
+/// Bommasani et al. (2020)'s similarity of pooled vectors and Ethayarajh (2019)'s
+/// self-similarity minus anisotropy (both from `data/reference/`).
+fn published_section(w: &mut String) -> anyhow::Result<()> {
+    use super::pretrained::{read_reference, BOMMASANI, ETHAYARAJH};
+    let resolve = |p: &str| crate::paths::resolve(Path::new(p));
+    let (bom, eth) = (
+        read_reference(&resolve(BOMMASANI))?,
+        read_reference(&resolve(ETHAYARAJH))?,
+    );
+    let value =
+        |rows: &[super::pretrained::ReferenceRow], model: &str, stat: &str, layer: usize| {
+            rows.iter()
+                .find(|r| r.model == model && r.statistic == stat && r.layer == layer)
+                .map(|r| r.value)
+        };
+    let _ = writeln!(w, "## Published values: BERT-base and GPT-2\n");
+    let _ = writeln!(w, "Point values, per layer (0 = the embedding layer's output), from `data/reference/` (origin in data/README.md). Spearman rho with human judgments of bert-base-uncased's and gpt2's vectors pooled over 100,000 Wikipedia sentences, a word's pieces averaged and its contexts averaged (Bommasani et al. 2020; read off their figures' pixels, about ±0.01, ±0.02 at layer 12; `-` where the lines cross), and Ethayarajh (2019)'s self-similarity minus anisotropy of bert-base-cased and gpt2 on STS sentences (his two published statistics subtracted here). Their corpora, sentences, casing and subword vocabularies differ from the study's text8 slice and whole words, so they are a reference for the shape across layers, not for a difference with an interval.\n");
+    let models = [
+        ("bert-base-uncased", "bert-base-cased", "BERT-base"),
+        ("gpt2", "gpt2", "GPT-2"),
+    ];
+    let sets = [
+        ("WS-353-ALL", "WS-353"),
+        ("SIMLEX-999", "SimLex-999"),
+        ("RG-65", "RG-65"),
+    ];
+    let _ = write!(w, "| layer |");
+    for (_, _, label) in models {
+        for (_, set) in sets {
+            let _ = write!(w, " {label} {set} |");
+        }
+        let _ = write!(w, " {label} self-sim. - anisotropy |");
+    }
+    let _ = writeln!(
+        w,
+        "\n|---|{}",
+        "---|".repeat(models.len() * (sets.len() + 1))
+    );
+    let show =
+        |v: Option<f64>, places: usize| v.map_or("-".to_string(), |v| format!("{v:.places$}"));
+    for layer in 0..=12 {
+        let _ = write!(w, "| {layer} |");
+        for (pooled, stats, _) in models {
+            for (set, _) in sets {
+                let _ = write!(
+                    w,
+                    " {} |",
+                    show(value(&bom, pooled, &format!("spearman:{set}"), layer), 2)
+                );
+            }
+            let adjusted = value(&eth, stats, "self_similarity", layer)
+                .zip(value(&eth, stats, "anisotropy", layer))
+                .map(|(s, a)| s - a);
+            let _ = write!(w, " {} |", show(adjusted, 3));
+        }
+        let _ = writeln!(w);
+    }
+    let _ = writeln!(w);
+    Ok(())
+}
+
 /// A checkpoint's attention heads (`heads.csv`, `pairs.csv`, where the run wrote them): each
 /// layer's whole form, the heads' W_Q/W_K likeness against Gaussian matrices and against the
 /// other heads, and the pair scores against human judgments.
@@ -1552,7 +1624,7 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
             whole(l, "identity_alignment")
         );
     }
-    let _ = writeln!(w, "\nPer head: linear CKA and cosine of W_Q with W_K, the heads above the Gaussian mean + 2 sd and above the cross-head reference (Q of the head against K of the layer's other heads), and the heads' symmetry:\n\n| layer | heads | CKA(W_Q, W_K) | above Gaussian | above cross-head | cos(W_Q, W_K) | symmetry |\n|---|---|---|---|---|---|---|");
+    let _ = writeln!(w, "\nPer head: linear CKA and cosine of W_Q with W_K, the heads above the Gaussian mean + 2 sd and above the cross-head reference (Q of the head against K of the layer's other heads), linear CKA of W_V with W_Q and with W_K beside the Gaussian mean (`-` in runs before it was kept), and the heads' symmetry:\n\n| layer | heads | CKA(W_Q, W_K) | above Gaussian | above cross-head | cos(W_Q, W_K) | CKA(W_Q, W_V) | CKA(W_K, W_V) | Gaussian CKA | symmetry |\n|---|---|---|---|---|---|---|---|---|---|");
     let range = |v: &[f64]| {
         let (lo, hi) = v
             .iter()
@@ -1578,16 +1650,36 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
             .filter(|r| r.cross_head.is_some_and(|c| r.value > c))
             .count();
         let values = |rows: &[&HeadRow]| rows.iter().map(|r| r.value).collect::<Vec<_>>();
+        let kept = |m: &str| {
+            let rows = of(m);
+            if rows.is_empty() {
+                "-".to_string()
+            } else {
+                range(&values(&rows))
+            }
+        };
+        // Any two of Q, K, V have one shape, so one Gaussian band: Q with K's, the mean over
+        // the layer's heads of each head's draws' mean and sd.
+        let gaussian = if cka.is_empty() {
+            "-".to_string()
+        } else {
+            let n = cka.len() as f64;
+            let m = cka.iter().map(|r| r.gaussian).sum::<f64>() / n;
+            let sd = cka.iter().map(|r| r.gaussian_sd).sum::<f64>() / n;
+            format!("{m:.3} ± {sd:.3}")
+        };
         let _ = writeln!(
             w,
-            "| {l} | {} | {} | {above} | {above_cross} | {} | {} |",
+            "| {l} | {} | {} | {above} | {above_cross} | {} | {} | {} | {gaussian} | {} |",
             cka.len(),
             range(&values(&cka)),
             range(&values(&of("cos_q_k"))),
+            kept("cka_q_v"),
+            kept("cka_k_v"),
             range(&values(&of("symmetry")))
         );
     }
-    let _ = writeln!(w, "\nThe score a head gives two words' embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments (`pairs.csv`; 95% intervals over the pairs where the run computed them), the plain dot product (M = I) beside the heads, the best single head against the best of as many Gaussian heads (the largest over Gaussian forms of every head's shape, mean ± sd over draws: the null for a maximum), the head at the median rank (the upper middle one of an even count) with its own interval, and how many heads score above their own Gaussian forms' mean + 2 sd:\n\n| benchmark | pairs | dot product | best head (layer.head) | best Gaussian head | median-rank head | heads above Gaussian |\n|---|---|---|---|---|---|---|");
+    let _ = writeln!(w, "\nThe score a head gives two words' embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments (`pairs.csv`; 95% intervals over the pairs where the run computed them), the plain dot product (M = I) beside the heads, the best single head against the best of as many Gaussian heads (the largest over Gaussian forms of every head's shape, mean ± sd over draws: the null for a maximum), the head at the median rank (the upper middle one of an even count) with its own interval, how many heads score above their own Gaussian forms' mean + 2 sd, and the best head's and the median-rank head's Spearman with the embeddings' cosine on the same pairs (how far a head's score is the cosine similarity itself):\n\n| benchmark | pairs | dot product | best head (layer.head) | best Gaussian head | median-rank head | heads above Gaussian | with cosine: best, median-rank head |\n|---|---|---|---|---|---|---|---|");
     let mut sets: Vec<&str> = pairs.iter().map(|r| r.benchmark.as_str()).collect();
     sets.dedup();
     for set in sets {
@@ -1620,14 +1712,16 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
             .map_or("-".into(), |(m, sd)| format!("{m:.3} ± {sd:.3}"));
         let _ = writeln!(
             w,
-            "| {set} | {} | {} | {} ({}.{}) | {best_null} | {} | {above} of {} |",
+            "| {set} | {} | {} | {} ({}.{}) | {best_null} | {} | {above} of {} | {:.3}, {:.3} |",
             best.pairs,
             dot.map_or("-".into(), |d| rho(d)),
             rho(best),
             best.layer,
             best.head,
             rho(median),
-            by_head.len()
+            by_head.len(),
+            best.spearman_cosine,
+            median.spearman_cosine
         );
     }
     let _ = writeln!(w, "\nThe intervals resample the pairs, which share words (so they are if anything narrow), and carry no seed term: one checkpoint. The pair score is read on the raw embedding rows (no position embedding, LayerNorm or bias), for every layer's form (`docs/method.md`).\n");
@@ -2172,6 +2266,9 @@ pub fn write(out: &Path, cast: Cast, models: Option<&str>, dev_split: bool) -> a
     body.push_str(&findings(&src));
     body.push_str(&round_section(out)?);
     pretrained_section(&mut body, out)?;
+    if has_checkpoint(out) {
+        published_section(&mut body)?;
+    }
     forms_section(&mut body, out)?;
     // Each answer along the budget, once `--exp dynamics` has written its curves.
     if let Some(rows) = super::budget::read(out)? {
@@ -2193,6 +2290,37 @@ pub fn write(out: &Path, cast: Cast, models: Option<&str>, dev_split: bool) -> a
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_published_values_are_laid_out_by_layer_with_ethayarajhs_adjustment_computed() {
+        let mut md = String::new();
+        published_section(&mut md).unwrap();
+        // Layer 0: Bommasani's BERT WS-353, SimLex, RG-65, then Ethayarajh's BERT-base
+        // self-similarity 0.954 minus anisotropy 0.105; then GPT-2's (0.917 - 0.611).
+        assert!(
+            md.contains("| 0 | 0.67 | 0.51 | 0.68 | 0.849 | 0.64 | 0.38 | 0.48 | 0.306 |\n"),
+            "{md}"
+        );
+        // gpt2's RG-65 at layer 12 is not in the file: shown as missing, not as 0.
+        assert!(
+            md.contains("| 12 | 0.50 | 0.33 | 0.37 | 0.278 | 0.24 | 0.11 | - | 0.007 |\n"),
+            "{md}"
+        );
+        assert_eq!(
+            md.matches("\n| ").count(),
+            14,
+            "the header and 13 layers: {md}"
+        );
+        // Written only beside a checkpoint's measurements.
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!has_checkpoint(dir.path()));
+        let ckpt = dir.path().join("pretrained").join("tiny");
+        std::fs::create_dir_all(&ckpt).unwrap();
+        std::fs::write(ckpt.join("intervals.csv"), "").unwrap();
+        assert!(!has_checkpoint(dir.path()), "contextuality.csv missing");
+        std::fs::write(ckpt.join("contextuality.csv"), "").unwrap();
+        assert!(has_checkpoint(dir.path()));
+    }
 
     #[test]
     fn seed_lists_read_as_ranges_where_they_run_on() {
@@ -2663,7 +2791,11 @@ mod tests {
             head: head.into(),
             pairs: 40,
             spearman_human: rho,
-            spearman_cosine: 0.5,
+            spearman_cosine: match head {
+                "1" => 0.6,
+                "0" => 0.4,
+                _ => 0.5,
+            },
             gaussian_spearman_human: g.map(|g| g.0),
             gaussian_spearman_human_sd: g.map(|g| g.1),
             gaussian_spearman_cosine: g.map(|g| g.0),
@@ -2690,12 +2822,25 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("| 1 | 2 | 0.110 to 0.130 | 1 | 1 | -0.200 to 0.300 | 0.600 to 0.900 |"),
-            "{md}"
+            md.contains("| 1 | 2 | 0.110 to 0.130 | 1 | 1 | -0.200 to 0.300 | - | - | 0.100 ± 0.010 | 0.600 to 0.900 |"),
+            "a heads.csv without V's CKA: {md}"
         );
         assert!(
-            md.contains("| MEN | 40 | 0.780 [0.730, 0.830] | 0.350 [0.300, 0.400] (1.1) | 0.150 ± 0.020 | 0.200 [0.150, 0.250] | 1 of 3 |"),
+            md.contains("| MEN | 40 | 0.780 [0.730, 0.830] | 0.350 [0.300, 0.400] (1.1) | 0.150 ± 0.020 | 0.200 [0.150, 0.250] | 1 of 3 | 0.600, 0.400 |"),
             "{md}"
+        );
+        // With V's CKA kept: each head's range beside the Gaussian band.
+        let mut rows: Vec<HeadRow> = output::read_csv(&m.join("heads.csv")).unwrap();
+        for (h, qv, kv) in [("0", 0.05, 0.08), ("1", 0.07, 0.06)] {
+            rows.push(head(h, "cka_q_v", qv, None));
+            rows.push(head(h, "cka_k_v", kv, None));
+        }
+        output::write_csv(&m.join("heads.csv"), &rows).unwrap();
+        let mut with_v = String::new();
+        pretrained_section(&mut with_v, dir.path()).unwrap();
+        assert!(
+            with_v.contains("| 1 | 2 | 0.110 to 0.130 | 1 | 1 | -0.200 to 0.300 | 0.050 to 0.070 | 0.060 to 0.080 | 0.100 ± 0.010 | 0.600 to 0.900 |"),
+            "{with_v}"
         );
         // A pairs.csv written before the intervals and the maximum null: point values, `-`.
         std::fs::write(
