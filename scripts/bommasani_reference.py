@@ -7,7 +7,7 @@ averaged into a word and contexts averaged ("f = mean; g = mean" in the figure's
 pooling `main.py` and `scorer.py` of that repository compute).
 
 The repository keeps the numbers only as figures (`Figures/{bertsm,gpt2sm}-repr_quality.jpeg`),
-and the paper's tables give the best layer per model, not every layer, so the values are read
+the code prints each set's best layer only, and the paper's tables were not reachable, so the values are read
 off the figures' pixels: the line's colour (the dark teal of the "f = mean" lines), the
 topmost such line at each layer's tick, its height mapped to the panel's gridlines. The g = mean
 line is the topmost of its colour at layers 0-11 of these six panels (checked by eye); at layer
