@@ -17,45 +17,34 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/pretrained/tests/fixtures/tiny-bert")
 }
 
-/// The tiny BERT's float32 tensors by name (a safetensors file: an 8-byte header length, a
-/// JSON header of dtypes, shapes and offsets, then the bytes).
-fn tiny_bert_weights() -> std::collections::HashMap<String, (Vec<usize>, Vec<f64>)> {
-    let bytes = std::fs::read(fixture().join("model.safetensors")).unwrap();
-    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    let header: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_slice(&bytes[8..8 + n]).unwrap();
-    header
+/// Each layer's W_Q, W_K, W_V as the reader loads them (burn's `[d_in, d_out]`; the reader's
+/// layout is checked against transformers in crates/pretrained/tests), with its head count.
+fn tiny_bert_qkv() -> Vec<([Vec<f32>; 3], usize, usize)> {
+    let ckpt = pretrained::load(&fixture(), &burn::tensor::Device::flex()).unwrap();
+    ckpt.model
+        .qkv_weights()
         .into_iter()
-        .filter(|(_, v)| v.get("dtype").and_then(|d| d.as_str()) == Some("F32"))
-        .map(|(k, v)| {
-            let shape = v["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_u64().unwrap() as usize)
-                .collect();
-            let off: Vec<usize> = v["data_offsets"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_u64().unwrap() as usize)
-                .collect();
-            let data = bytes[8 + n + off[0]..8 + n + off[1]]
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64)
-                .collect();
-            (k, (shape, data))
+        .map(|(w, n_heads)| {
+            let d_out = w[0].dims()[1];
+            (
+                w.map(|t| t.into_data().iter::<f32>().collect()),
+                d_out,
+                n_heads,
+            )
         })
         .collect()
 }
 
-/// Head `h`'s columns of a projection as a `d_in x d_k` matrix: `nn.Linear` stores its weight
-/// output by input, and the tiny BERT has 2 heads.
-fn head_of((shape, w): &(Vec<usize>, Vec<f64>), h: usize) -> Vec<Vec<f64>> {
-    let (d_out, d_in) = (shape[0], shape[1]);
-    let d_k = d_out / 2;
-    (0..d_in)
-        .map(|i| (0..d_k).map(|c| w[(h * d_k + c) * d_in + i]).collect())
+/// Head `h`'s columns of a `[d_in, d_out]` projection whose heads sit side by side.
+fn head_of(w: &[f32], d_out: usize, n_heads: usize, h: usize) -> Vec<Vec<f64>> {
+    let d_k = d_out / n_heads;
+    w.chunks_exact(d_out)
+        .map(|row| {
+            row[h * d_k..(h + 1) * d_k]
+                .iter()
+                .map(|&x| x as f64)
+                .collect()
+        })
         .collect()
 }
 
@@ -185,22 +174,13 @@ fn a_checkpoint_directory_becomes_scores_heads_and_pairs() {
     // 2 layers x (2 heads x 9 measures + 3 measures of the whole layer's form).
     assert_eq!(heads.len(), 2 * (2 * 9 + 3));
     // Each head's linear CKA of W_Q, W_K, W_V pairwise against an f64 computation here from
-    // the checkpoint's own weights; V's Gaussian band is Q with K's, to within its draws.
-    let weights = tiny_bert_weights();
+    // the checkpoint's weights; V's Gaussian band is Q with K's, to within its draws.
+    let layers = tiny_bert_qkv();
     for r in heads.iter().filter(|r| r["measure"].starts_with("cka_")) {
         let (l, h): (usize, usize) = (r["layer"].parse().unwrap(), r["head"].parse().unwrap());
         let m = &r["measure"];
-        let matrix = |c: char| {
-            let name = match c {
-                'q' => "query",
-                'k' => "key",
-                _ => "value",
-            };
-            head_of(
-                &weights[&format!("encoder.layer.{}.attention.self.{name}.weight", l - 1)],
-                h,
-            )
-        };
+        let (w, d_out, n_heads) = &layers[l - 1];
+        let matrix = |c: char| head_of(&w["qkv".find(c).unwrap()], *d_out, *n_heads, h);
         let (a, b) = (m.as_bytes()[4] as char, m.as_bytes()[6] as char);
         let want = cka(&matrix(a), &matrix(b));
         let v: f64 = r["value"].parse().unwrap();

@@ -1389,16 +1389,7 @@ const PRETRAINED_COLUMNS: [(&str, &str, &str); 5] = [
 /// `intervals.csv` and `contextuality.csv`): its tables' scores with item intervals, and its
 /// contextuality per layer with the figures beside Ethayarajh's BERT-base and GPT-2.
 fn pretrained_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
-    let root = out.join("pretrained");
-    let Ok(entries) = std::fs::read_dir(&root) else {
-        return Ok(());
-    };
-    let mut dirs: Vec<std::path::PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|d| d.join("intervals.csv").is_file() && d.join("contextuality.csv").is_file())
-        .collect();
-    dirs.sort();
-    for dir in dirs {
+    for dir in checkpoint_dirs(out) {
         let name = dir
             .file_name()
             .unwrap_or_default()
@@ -1521,14 +1512,18 @@ fn pretrained_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Whether `out/pretrained/` holds a checkpoint's measurements (what `pretrained_section` reads).
-fn has_checkpoint(out: &Path) -> bool {
-    std::fs::read_dir(out.join("pretrained")).is_ok_and(|entries| {
-        entries.filter_map(|e| e.ok()).any(|e| {
-            let d = e.path();
-            d.join("intervals.csv").is_file() && d.join("contextuality.csv").is_file()
-        })
-    })
+/// The checkpoints measured under `out/pretrained/` (each directory with `intervals.csv` and
+/// `contextuality.csv`), in name order; none where there is no such folder.
+fn checkpoint_dirs(out: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(out.join("pretrained")) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<std::path::PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|d| d.join("intervals.csv").is_file() && d.join("contextuality.csv").is_file())
+        .collect();
+    dirs.sort();
+    dirs
 }
 
 /// The published BERT-base and GPT-2 values the checkpoints are read beside, per layer:
@@ -2266,7 +2261,7 @@ pub fn write(out: &Path, cast: Cast, models: Option<&str>, dev_split: bool) -> a
     body.push_str(&findings(&src));
     body.push_str(&round_section(out)?);
     pretrained_section(&mut body, out)?;
-    if has_checkpoint(out) {
+    if !checkpoint_dirs(out).is_empty() {
         published_section(&mut body)?;
     }
     forms_section(&mut body, out)?;
@@ -2313,13 +2308,16 @@ mod tests {
         );
         // Written only beside a checkpoint's measurements.
         let dir = tempfile::tempdir().unwrap();
-        assert!(!has_checkpoint(dir.path()));
+        assert!(checkpoint_dirs(dir.path()).is_empty());
         let ckpt = dir.path().join("pretrained").join("tiny");
         std::fs::create_dir_all(&ckpt).unwrap();
         std::fs::write(ckpt.join("intervals.csv"), "").unwrap();
-        assert!(!has_checkpoint(dir.path()), "contextuality.csv missing");
+        assert!(
+            checkpoint_dirs(dir.path()).is_empty(),
+            "contextuality.csv missing"
+        );
         std::fs::write(ckpt.join("contextuality.csv"), "").unwrap();
-        assert!(has_checkpoint(dir.path()));
+        assert_eq!(checkpoint_dirs(dir.path()), [ckpt]);
     }
 
     #[test]
