@@ -22,6 +22,7 @@ use analysis::evidence::{Half, Rep};
 use analysis::inference::Interval;
 use serde::{Deserialize, Serialize};
 
+use super::comparisons::TABLE_DIFFERENCES;
 use super::eval::Benchmarks;
 use super::study::SnapshotItemRow;
 use crate::output::ItemRow;
@@ -35,9 +36,11 @@ pub struct BudgetRow {
     pub model: String,
     pub representation: String,
     pub benchmark: String,
-    /// `score` (Spearman's rho, or 3CosAdd accuracy, at `tokens_seen`), or `change` (the score
+    /// `score` (Spearman's rho, or 3CosAdd accuracy, at `tokens_seen`), `change` (the score
     /// at `tokens_seen`, the last point every seed reached, minus the score at `from_tokens`,
-    /// the first point at or past half of it).
+    /// the first point at or past half of it), or `difference` (this table's score minus
+    /// `other_model`'s `other_representation`'s at `tokens_seen`, on the items and seeds both
+    /// have: [`TABLE_DIFFERENCES`]).
     pub quantity: String,
     pub tokens_seen: u64,
     pub from_tokens: u64,
@@ -47,6 +50,11 @@ pub struct BudgetRow {
     pub seeds: usize,
     /// Items the value rests on (pairs or questions answered at every point compared).
     pub items: usize,
+    /// The table subtracted, for `difference`; empty otherwise.
+    #[serde(default)]
+    pub other_model: String,
+    #[serde(default)]
+    pub other_representation: String,
 }
 
 /// The evidence's name for a table at one point of the budget.
@@ -90,7 +98,10 @@ pub fn rows(snapshots: Vec<SnapshotItemRow>, benchmarks: &Benchmarks) -> Vec<Bud
     }
     let evidence = super::evidence::from_rows(items, benchmarks);
     let mut out = Vec::new();
-    for ((model, representation, benchmark), by_tokens) in &points {
+    // The points every seed of a table reached, for the differences between tables.
+    let mut reached: BTreeMap<&Key, Vec<u64>> = BTreeMap::new();
+    for (key, by_tokens) in &points {
+        let (model, representation, benchmark) = key;
         let seeds: BTreeSet<u64> = by_tokens.values().flatten().copied().collect();
         if seeds.len() < 2 {
             continue;
@@ -111,7 +122,10 @@ pub fn rows(snapshots: Vec<SnapshotItemRow>, benchmarks: &Benchmarks) -> Vec<Bud
             hi: iv.hi,
             seeds: seeds.len(),
             items,
+            other_model: String::new(),
+            other_representation: String::new(),
         };
+        reached.insert(key, full.clone());
         let rep = |t: u64| Rep::new(model, &at(representation, t), None);
         for &t in &full {
             if let Some(e) = evidence.score(&rep(t), benchmark, Half::All) {
@@ -124,6 +138,44 @@ pub fn rows(snapshots: Vec<SnapshotItemRow>, benchmarks: &Benchmarks) -> Vec<Bud
                 if let Some(d) = evidence.difference(&rep(last), &rep(half), benchmark, Half::All) {
                     out.push(row("change", last, half, &d.diff, d.a.items));
                 }
+            }
+        }
+    }
+    // Between tables, at every point both reached with every seed: whether an answer that
+    // compares two tables holds along the budget, or only at its end.
+    for ((ma, ra), (mb, rb), _) in TABLE_DIFFERENCES {
+        for benchmark in BENCHMARKS {
+            let key = |m: &str, r: &str| (m.to_string(), r.to_string(), benchmark.to_string());
+            let (Some(ta), Some(tb)) = (reached.get(&key(ma, ra)), reached.get(&key(mb, rb)))
+            else {
+                continue;
+            };
+            for &t in ta.iter().filter(|t| tb.contains(t)) {
+                let (a, b) = (
+                    Rep::new(ma, &at(ra, t), None),
+                    Rep::new(mb, &at(rb, t), None),
+                );
+                let Some(d) = evidence.difference(&a, &b, benchmark, Half::All) else {
+                    continue;
+                };
+                if d.seeds.len() < 2 {
+                    continue;
+                }
+                out.push(BudgetRow {
+                    model: ma.into(),
+                    representation: ra.into(),
+                    benchmark: benchmark.into(),
+                    quantity: "difference".into(),
+                    tokens_seen: t,
+                    from_tokens: t,
+                    value: d.diff.estimate,
+                    lo: d.diff.lo,
+                    hi: d.diff.hi,
+                    seeds: d.seeds.len(),
+                    items: d.a.items,
+                    other_model: mb.into(),
+                    other_representation: rb.into(),
+                });
             }
         }
     }
@@ -162,7 +214,7 @@ pub fn section(rows: &[BudgetRow]) -> String {
     }
     let _ = writeln!(
         w,
-        "Each table scored at every snapshot every seed reached, under one recipe (seed mean [95% interval over items and seeds]; word2vec trained to each snapshot's token count), and the last such point minus the first at or past half its tokens, on the same items and seeds, with its own interval: where it excludes 0 the answer was still moving over that stretch.\n"
+        "Each table scored at every snapshot every seed reached, under one recipe (seed mean [95% interval over items and seeds]; word2vec trained to each snapshot's token count), and the last such point minus the first at or past half its tokens, on the same items and seeds, with its own interval: where it excludes 0 the answer was still moving over that stretch. Then the differences between tables the answers rest on, at every point both reached (seed s of one against seed s of the other, on the items both answer; \"above 0\" or \"below 0\" where the interval excludes 0). word2vec's learning rate decays to 0 over each of its budgets while a transformer's snapshot is taken mid-schedule, which favours word2vec at the intermediate points.\n"
     );
     let fmt = |r: &BudgetRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
     for bench in BENCHMARKS {
@@ -178,6 +230,7 @@ pub fn section(rows: &[BudgetRow]) -> String {
         let _ = writeln!(w, "**{bench}** ({metric})\n");
         let mut tables: Vec<(&str, &str)> = here
             .iter()
+            .filter(|r| r.quantity != "difference")
             .map(|r| (r.model.as_str(), r.representation.as_str()))
             .collect();
         tables.sort();
@@ -218,6 +271,38 @@ pub fn section(rows: &[BudgetRow]) -> String {
                 w,
                 "- {model} {rep} ({seeds} seeds): {}{change}",
                 curve.join(", ")
+            );
+        }
+        for ((ma, ra), (mb, rb), what) in TABLE_DIFFERENCES {
+            let points: Vec<&&BudgetRow> = here
+                .iter()
+                .filter(|r| {
+                    r.quantity == "difference"
+                        && (r.model.as_str(), r.representation.as_str()) == (ma, ra)
+                        && (r.other_model.as_str(), r.other_representation.as_str()) == (mb, rb)
+                })
+                .collect();
+            if points.is_empty() {
+                continue;
+            }
+            let shown: Vec<String> = points
+                .iter()
+                .map(|r| {
+                    let sign = if r.lo > 0.0 {
+                        " (above 0)"
+                    } else if r.hi < 0.0 {
+                        " (below 0)"
+                    } else {
+                        ""
+                    };
+                    format!("{} {}{sign}", tokens(r.tokens_seen), fmt(r))
+                })
+                .collect();
+            let _ = writeln!(
+                w,
+                "- {what} ({} seeds): {}",
+                points[0].seeds,
+                shown.join(", ")
             );
         }
         let _ = writeln!(w);
@@ -309,6 +394,92 @@ mod tests {
         assert!(super::rows(snaps_of_seed_one, &benchmarks).is_empty());
     }
 
+    /// Planted: word2vec follows the human scores at 1000 and 2000 tokens, the masked LM's
+    /// embedding is noise at 1000 and follows them at 2000 (other noise), seeds 1-3: the
+    /// difference lies above 0 at 1000 and not at 2000, and each point's estimate is the two
+    /// scores' difference (the same items and seeds).
+    #[test]
+    fn the_difference_between_tables_is_read_at_every_point_both_reached() {
+        let benchmarks = super::super::eval::benchmarks(&[]).unwrap();
+        let ws = benchmarks
+            .similarity
+            .iter()
+            .find(|s| s.name == "WS-353-ALL")
+            .unwrap();
+        let mut snaps = Vec::new();
+        for seed in 1..=3u64 {
+            for (salt, model, rep) in [
+                (1u64, "word2vec-sgns", "static"),
+                (2, "transformer-mlm", "embedding"),
+            ] {
+                for t in [1000u64, 2000] {
+                    let weight = if model == "transformer-mlm" && t == 1000 {
+                        0.0
+                    } else {
+                        1.0
+                    };
+                    let cos: Vec<Option<f64>> = (ws.pairs.iter().enumerate())
+                        .map(|(i, p)| {
+                            let mut g = analysis::inference::SplitMix64::new(
+                                i as u64 ^ (seed << 20) ^ (t << 30) ^ (salt << 50),
+                            );
+                            Some(weight * p.2 / 10.0 + 0.3 * g.next_f32() as f64)
+                        })
+                        .collect();
+                    snaps.push(SnapshotItemRow {
+                        step: (t / 100) as usize,
+                        tokens_seen: t,
+                        model: model.into(),
+                        representation: rep.into(),
+                        layer: None,
+                        benchmark: "WS-353-ALL".into(),
+                        kind: "cosine".into(),
+                        seed: Some(seed),
+                        values: crate::output::encode_cosines(&cos),
+                    });
+                }
+            }
+        }
+        // word2vec has a point the masked LM never reached: no difference there.
+        let mut lone = snaps[0].clone();
+        lone.tokens_seen = 3000;
+        for seed in 1..=3 {
+            snaps.push(SnapshotItemRow {
+                seed: Some(seed),
+                ..lone.clone()
+            });
+        }
+        let rows = rows(snaps, &benchmarks);
+        let score = |model: &str, t: u64| {
+            rows.iter()
+                .find(|r| r.quantity == "score" && r.model == model && r.tokens_seen == t)
+                .unwrap()
+                .value
+        };
+        let diffs: Vec<&BudgetRow> = rows.iter().filter(|r| r.quantity == "difference").collect();
+        assert_eq!(
+            diffs.iter().map(|r| r.tokens_seen).collect::<Vec<_>>(),
+            [1000, 2000]
+        );
+        for d in &diffs {
+            assert_eq!(
+                (d.model.as_str(), d.other_model.as_str(), d.seeds, d.items),
+                ("word2vec-sgns", "transformer-mlm", 3, 353)
+            );
+            let want =
+                score("word2vec-sgns", d.tokens_seen) - score("transformer-mlm", d.tokens_seen);
+            assert!((d.value - want).abs() < 1e-9, "{d:?} {want}");
+        }
+        assert!(diffs[0].lo > 0.5, "{:?}", diffs[0]);
+        assert!(diffs[1].lo < 0.0 && diffs[1].hi > 0.0, "{:?}", diffs[1]);
+        let text = section(&rows);
+        let line = format!(
+            "- word2vec SGNS - masked LM (tied) embedding (3 seeds): 1k {:.3} [{:.3}, {:.3}] (above 0), 2k {:.3} [{:.3}, {:.3}]\n",
+            diffs[0].value, diffs[0].lo, diffs[0].hi, diffs[1].value, diffs[1].lo, diffs[1].hi
+        );
+        assert!(text.contains(&line), "{line}\n{text}");
+    }
+
     #[test]
     fn nothing_kept_says_so() {
         assert!(section(&[]).contains("No model's snapshots have per-item outcomes kept"));
@@ -331,6 +502,8 @@ mod tests {
             hi: 0.3,
             seeds: 3,
             items: 353,
+            other_model: String::new(),
+            other_representation: String::new(),
         };
         let path = dir.path().join("dynamics").join("budget.csv");
         crate::output::write_csv(&path, std::slice::from_ref(&row)).unwrap();

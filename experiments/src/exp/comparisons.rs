@@ -33,6 +33,28 @@ pub fn name(exp: Experiment) -> &'static str {
     }
 }
 
+/// The comparisons between tables the README's similarity answers make, read along the budget
+/// ([`super::budget`]) and at every corpus size ([`super::corpus_size`]): ((model,
+/// representation) a, b, how a report names a - b). Seed s of one model against seed s of the
+/// other, as `analysis::evidence::Evidence::difference` pairs them.
+pub const TABLE_DIFFERENCES: [((&str, &str), (&str, &str), &str); 3] = [
+    (
+        ("word2vec-sgns", "static"),
+        ("transformer-mlm", "embedding"),
+        "word2vec SGNS - masked LM (tied) embedding",
+    ),
+    (
+        ("transformer-mlm", "embedding"),
+        ("transformer-mlm-untied-head", "embedding"),
+        "masked LM: tied embedding - untied input embedding",
+    ),
+    (
+        ("transformer-mlm-untied-head", "lm_head"),
+        ("transformer-mlm-untied-head", "embedding"),
+        "masked LM, untied head: output matrix - input embedding",
+    ),
+];
+
 /// Mean, spread and sample size of one measurement over seeds.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Summary {

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use std::collections::BTreeSet;
 
-use analysis::evidence::{seed_mean, Evidence, Half, Rep};
+use analysis::evidence::{seed_difference, seed_mean, Evidence, Half, Rep};
 use analysis::inference::Interval;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -80,6 +80,12 @@ pub const READ: [(&str, &str, &str); 5] = [
 /// The untrained model's embedding: the reference of every row.
 pub const REFERENCE: (&str, &str) = ("transformer-untrained", "embedding");
 
+/// The comparisons between tables read at every size.
+use super::comparisons::TABLE_DIFFERENCES as COMPARED;
+
+/// The masked LMs whose gain at `[MASK]` is read at every size.
+pub const GAIN_MODELS: [&str; 2] = ["transformer-mlm", "transformer-mlm-untied-head"];
+
 /// One line of `summary.csv`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SizeRow {
@@ -92,9 +98,11 @@ pub struct SizeRow {
     pub representation: String,
     /// A similarity benchmark, or `training` for the gain at `[MASK]`.
     pub benchmark: String,
-    /// `spearman` (the score), `spearman_minus_untrained`, `largest_minus_this` (the largest
-    /// arm's score minus this arm's, [`change_with_size`]), `context_gain_at_mask`, or
-    /// `corpus_tokens` (one row per arm, naming it even when nothing is measured there).
+    /// `spearman` (the score), `spearman_minus_untrained`, `spearman_minus_other` (this
+    /// table's score minus `other_model`'s `other_representation`'s, [`COMPARED`]),
+    /// `largest_minus_this` (the largest arm's score, or gain, minus this arm's,
+    /// [`change_with_size`]), `context_gain_at_mask`, or `corpus_tokens` (one row per arm,
+    /// naming it even when nothing is measured there).
     pub quantity: String,
     pub value: f64,
     pub lo: f64,
@@ -102,6 +110,11 @@ pub struct SizeRow {
     pub seeds: usize,
     /// Items the value rests on (pairs answered); 0 for the gain, whose interval is over seeds.
     pub items: usize,
+    /// The table subtracted, for `spearman_minus_other`; empty otherwise.
+    #[serde(default)]
+    pub other_model: String,
+    #[serde(default)]
+    pub other_representation: String,
 }
 
 /// `--exp corpus-size`.
@@ -156,6 +169,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             label: arm.label.clone(),
             tokens,
             items,
+            scores,
         });
         benchmarks = Some(study.benchmarks);
     }
@@ -254,6 +268,8 @@ pub fn summarise(
         hi: f64::NAN,
         seeds: 0,
         items: 0,
+        other_model: String::new(),
+        other_representation: String::new(),
     };
     let with = |mut r: SizeRow, iv: &Interval, seeds: usize, items: usize| {
         (r.value, r.lo, r.hi, r.seeds, r.items) = (iv.estimate, iv.lo, iv.hi, seeds, items);
@@ -301,7 +317,27 @@ pub fn summarise(
             }
         }
     }
-    for model in ["transformer-mlm", "transformer-mlm-untied-head"] {
+    for ((ma, ra), (mb, rb), _) in COMPARED {
+        let (a, b) = (Rep::new(ma, ra, None), Rep::new(mb, rb, None));
+        for bench in BENCHMARKS {
+            let Some(d) = evidence.difference(&a, &b, bench, Half::All) else {
+                continue;
+            };
+            if d.seeds.len() >= 2 {
+                rows.push(SizeRow {
+                    other_model: mb.into(),
+                    other_representation: rb.into(),
+                    ..with(
+                        row(ma, ra, bench, "spearman_minus_other"),
+                        &d.diff,
+                        d.seeds.len(),
+                        d.a.items,
+                    )
+                });
+            }
+        }
+    }
+    for model in GAIN_MODELS {
         let gains = super::evidence::per_seed(
             scores,
             &Rep::new(model, "training", None),
@@ -327,6 +363,8 @@ pub struct ArmItems {
     pub label: String,
     pub tokens: u64,
     pub items: Vec<ItemRow>,
+    /// The arm's tidy scores, where the gain at `[MASK]` is read.
+    pub scores: Vec<TidyRow>,
 }
 
 /// How each representation's score moves with the corpus: the largest arm's score minus each
@@ -393,9 +431,56 @@ pub fn change_with_size(arms: &[ArmItems], benchmarks: &Benchmarks) -> Vec<SizeR
                         hi: d.diff.hi,
                         seeds: d.seeds.len(),
                         items: d.a.items,
+                        other_model: String::new(),
+                        other_representation: String::new(),
                     });
                 }
             }
+        }
+        // The gain at [MASK]: each arm's seeds are trained apart and its held-out block is
+        // its own prefix's tail, so the change is Welch's over both arms' seeds (it carries
+        // the seeds' spread, not the sampling of either held-out text).
+        // Read on the seeds measured at both sizes, as the scores are.
+        for model in GAIN_MODELS {
+            let gains = |arm: &ArmItems| -> std::collections::BTreeMap<u64, f64> {
+                (arm.scores.iter())
+                    .filter(|r| {
+                        r.model == model
+                            && r.representation == "training"
+                            && r.benchmark == "training"
+                            && r.metric == "context_gain_at_mask"
+                    })
+                    .filter_map(|r| Some((r.seed?, r.value)))
+                    .collect()
+            };
+            let (big, small) = (gains(largest), gains(a));
+            let common: Vec<u64> = big
+                .keys()
+                .filter(|s| small.contains_key(s))
+                .copied()
+                .collect();
+            let (big, small): (Vec<f64>, Vec<f64>) =
+                common.iter().map(|s| (big[s], small[s])).unzip();
+            if big.len() < 2 || small.len() < 2 {
+                continue;
+            }
+            let d = seed_difference(&big, &small);
+            rows.push(SizeRow {
+                arm: a.arm,
+                label: a.label.clone(),
+                tokens: a.tokens,
+                model: model.into(),
+                representation: "training".into(),
+                benchmark: "training".into(),
+                quantity: "largest_minus_this".into(),
+                value: d.estimate,
+                lo: d.lo,
+                hi: d.hi,
+                seeds: big.len().min(small.len()),
+                items: 0,
+                other_model: String::new(),
+                other_representation: String::new(),
+            });
         }
     }
     rows.retain(|r| r.value.is_finite() && r.lo.is_finite() && r.hi.is_finite());
@@ -454,7 +539,7 @@ pub fn section(rows: &[SizeRow]) -> String {
         .collect();
     let _ = writeln!(
         w,
-        "The same models on nested prefixes of the corpus ({}), each trained for the same number of epochs (so a smaller corpus also means fewer steps), each prefix with its own vocabulary. Spearman's rho with human judgments, seed mean [95% interval over pairs and seeds], and trained minus the untrained model of the same size and seed on the pairs both answer; (n) pairs answered, which differ between sizes as the vocabulary does. An embedding tracks human judgments from the smallest corpus whose difference lies above 0 there and at every larger one. The change from the smallest corpus to the largest is the difference of the two sizes' scores on the pairs both answer, its interval over pairs and both sizes' seeds.\n",
+        "The same models on nested prefixes of the corpus ({}), each trained for the same number of epochs (so a smaller corpus also means fewer steps), each prefix with its own vocabulary. Spearman's rho with human judgments, seed mean [95% interval over pairs and seeds], and trained minus the untrained model of the same size and seed on the pairs both answer; (n) pairs answered, which differ between sizes as the vocabulary does. An embedding tracks human judgments from the smallest corpus whose difference lies above 0 there and at every larger one. The change from each smaller corpus to the largest is the difference of the two sizes' scores on the pairs both answer, its interval over pairs and both sizes' seeds. Under each table, the comparisons between tables the answers make, at each size (seed s of one model against seed s of the other, on the pairs both answer). The gain's change between sizes is Welch's over the two sizes' seeds: each size reports on its own prefix's held-out tail, so it carries the seeds' spread, not the sampling of either text.\n",
         names.join(", ")
     );
     let fmt = |r: &SizeRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
@@ -470,15 +555,24 @@ pub fn section(rows: &[SizeRow]) -> String {
     for bench in BENCHMARKS {
         let _ = writeln!(w, "**{bench}**\n");
         let header: Vec<&str> = arms.iter().map(|a| a.1.as_str()).collect();
-        let (smallest, largest) = (&arms[0], &arms[arms.len() - 1]);
+        let largest = &arms[arms.len() - 1];
+        // The change from each smaller corpus to the largest.
+        let smaller = &arms[..arms.len() - 1];
+        let changes: String = smaller
+            .iter()
+            .map(|a| format!(" {} - {} |", largest.1, a.1))
+            .collect();
         let _ = writeln!(
             w,
-            "| representation | {} | {} - {} | tracks human judgments from |",
+            "| representation | {} |{changes} tracks human judgments from |",
             header.join(" | "),
-            largest.1,
-            smallest.1
         );
-        let _ = writeln!(w, "|---|{}---|---|", "---|".repeat(arms.len()));
+        let _ = writeln!(
+            w,
+            "|---|{}{}---|",
+            "---|".repeat(arms.len()),
+            "---|".repeat(smaller.len())
+        );
         let mut read: Vec<(&str, &str, &str)> = READ.to_vec();
         read.push((REFERENCE.0, REFERENCE.1, "untrained model: embedding"));
         for (model, rep, name) in read {
@@ -512,11 +606,42 @@ pub fn section(rows: &[SizeRow]) -> String {
                     None => "(not every size measured)".into(),
                 }
             };
-            let change = match get(smallest.0, model, rep, bench, "largest_minus_this") {
-                Some(r) if smallest.0 != largest.0 => format!("{} (n {})", fmt(r), r.items),
-                _ => "-".into(),
-            };
-            let _ = writeln!(w, "| {name} | {} | {change} | {from} |", cells.join(" | "));
+            let change: String = smaller
+                .iter()
+                .map(
+                    |a| match get(a.0, model, rep, bench, "largest_minus_this") {
+                        Some(r) => format!(" {} (n {}) |", fmt(r), r.items),
+                        None => " - |".into(),
+                    },
+                )
+                .collect();
+            let _ = writeln!(w, "| {name} | {} |{change} {from} |", cells.join(" | "));
+        }
+        let _ = writeln!(w);
+        // The comparisons between tables, at each size.
+        for ((ma, ra), (mb, rb), what) in COMPARED {
+            let cells: Vec<String> = arms
+                .iter()
+                .map(|(arm, label, _)| {
+                    match rows.iter().find(|r| {
+                        r.arm == *arm
+                            && (r.model.as_str(), r.representation.as_str()) == (ma, ra)
+                            && (r.other_model.as_str(), r.other_representation.as_str()) == (mb, rb)
+                            && r.benchmark == bench
+                            && r.quantity == "spearman_minus_other"
+                    }) {
+                        Some(r) => format!(
+                            "{label} {} (n {}, {} seeds): {}",
+                            fmt(r),
+                            r.items,
+                            r.seeds,
+                            verdict(r)
+                        ),
+                        None => format!("{label} not measured"),
+                    }
+                })
+                .collect();
+            let _ = writeln!(w, "- {what}: {}", cells.join("; "));
         }
         let _ = writeln!(w);
     }
@@ -534,10 +659,38 @@ pub fn section(rows: &[SizeRow]) -> String {
                 }
             })
             .collect();
-        let _ = writeln!(w, "- {model}: {}", cells.join("; "));
+        let changes: Vec<String> = arms[..arms.len() - 1]
+            .iter()
+            .filter_map(|(arm, label, _)| {
+                let r = get(*arm, model, "training", "training", "largest_minus_this")?;
+                Some(format!(
+                    "{} - {label} {} (Welch over seeds): {}",
+                    arms[arms.len() - 1].1,
+                    fmt(r),
+                    verdict(r)
+                ))
+            })
+            .collect();
+        let changes = if changes.is_empty() {
+            String::new()
+        } else {
+            format!("; change {}", changes.join("; "))
+        };
+        let _ = writeln!(w, "- {model}: {}{changes}", cells.join("; "));
     }
     let _ = writeln!(w);
     w
+}
+
+/// Whether a difference's interval excludes 0, in words.
+fn verdict(r: &SizeRow) -> &'static str {
+    if r.lo > 0.0 {
+        "above 0 (the interval excludes 0)"
+    } else if r.hi < 0.0 {
+        "below 0 (the interval excludes 0)"
+    } else {
+        "no difference shown"
+    }
 }
 
 /// `<out>/corpus-size/summary.csv` when `--exp corpus-size` has written it.
@@ -687,11 +840,21 @@ mod tests {
     #[test]
     fn the_change_between_sizes_is_the_difference_of_their_scores_on_common_pairs() {
         let benchmarks = super::super::eval::benchmarks(&[]).unwrap();
-        let arm = |arm: usize, follows: bool, seeds: &[u64]| ArmItems {
-            arm,
-            label: ["a quarter", "all"][arm].into(),
-            tokens: [1000, 4000][arm],
-            items: arm_rows(follows, seeds).0,
+        let arm = |arm: usize, follows: bool, seeds: &[u64]| {
+            let (items, mut scores) = arm_rows(follows, seeds);
+            // The smaller corpus's gains 0.5 lower: 0.6, 0.7, 0.8 against 1.1, 1.2, 1.3.
+            if arm == 0 {
+                for r in &mut scores {
+                    r.value -= 0.5;
+                }
+            }
+            ArmItems {
+                arm,
+                label: ["a quarter", "all"][arm].into(),
+                tokens: [1000, 4000][arm],
+                items,
+                scores,
+            }
         };
         let arms = [arm(0, false, &[1, 2, 3]), arm(1, true, &[1, 2, 3])];
         let rows = change_with_size(&arms, &benchmarks);
@@ -713,6 +876,16 @@ mod tests {
         );
         // Every row on the smaller arm, none for the largest against itself.
         assert!(rows.iter().all(|r| r.arm == 0));
+        // The gain: 0.5 higher at the larger size. Welch with equal variances 0.01 and 3 seeds a
+        // side: standard error sqrt(0.02 / 3), 4 degrees of freedom (t 2.776).
+        let g = rows
+            .iter()
+            .find(|r| r.model == "transformer-mlm" && r.benchmark == "training")
+            .unwrap();
+        assert_eq!((g.quantity.as_str(), g.seeds), ("largest_minus_this", 3));
+        let half = 2.776 * (0.02f64 / 3.0).sqrt();
+        assert!((g.value - 0.5).abs() < 1e-12, "{g:?}");
+        assert!((g.hi - (0.5 + half)).abs() < 1e-3, "{g:?}");
         // Seeds measured at one size only are left out; fewer than two in common: no change.
         let uneven = [arm(0, false, &[1, 2]), arm(1, true, &[1, 2, 3])];
         let on_two = change_with_size(&uneven, &benchmarks);
@@ -740,6 +913,13 @@ mod tests {
         let text = section(&all);
         assert!(
             text.contains("| all - a quarter | tracks human judgments from |"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "; change all - a quarter {:.3} [{:.3}, {:.3}] (Welch over seeds): above 0",
+                g.value, g.lo, g.hi
+            )),
             "{text}"
         );
         let cell = format!(
@@ -794,6 +974,71 @@ mod tests {
         assert!(has("transformer-mlm", "spearman"));
         assert!(!has("transformer-mlm", "spearman_minus_untrained"));
         assert!(!has(REFERENCE.0, "spearman"));
+    }
+
+    /// A word2vec table that follows the human scores beside a masked LM whose cosines are
+    /// noise: the arm's SGNS - MLM row is the evidence's own difference of the two on the seeds
+    /// both have, named with the table subtracted, and the section says it lies above 0.
+    #[test]
+    fn each_size_compares_the_tables_the_answers_compare() {
+        let benchmarks = super::super::eval::benchmarks(&[]).unwrap();
+        let (mut items, scores) = arm_rows(false, &[1, 2, 3]);
+        let (follows, _) = arm_rows(true, &[1, 2, 3]);
+        items.extend(
+            follows
+                .into_iter()
+                .filter(|i| i.model == "transformer-mlm")
+                .map(|i| ItemRow {
+                    model: "word2vec-sgns".into(),
+                    representation: "static".into(),
+                    ..i
+                }),
+        );
+        let rows = summarise(0, "all", 4000, items.clone(), &benchmarks, &scores);
+        let d = rows
+            .iter()
+            .find(|r| r.quantity == "spearman_minus_other" && r.benchmark == "WS-353-ALL")
+            .unwrap();
+        assert_eq!(
+            (d.model.as_str(), d.representation.as_str()),
+            ("word2vec-sgns", "static")
+        );
+        assert_eq!(
+            (d.other_model.as_str(), d.other_representation.as_str()),
+            ("transformer-mlm", "embedding")
+        );
+        let want = super::super::evidence::from_rows(items, &benchmarks)
+            .difference(
+                &Rep::new("word2vec-sgns", "static", None),
+                &Rep::new("transformer-mlm", "embedding", None),
+                "WS-353-ALL",
+                Half::All,
+            )
+            .unwrap();
+        assert_eq!(
+            (d.value, d.lo, d.hi, d.seeds),
+            (want.diff.estimate, want.diff.lo, want.diff.hi, 3)
+        );
+        assert!(d.lo > 0.5, "{d:?}");
+        // Only the pair planted: the untied model was not, so neither of its comparisons is.
+        assert_eq!(
+            rows.iter()
+                .filter(|r| r.quantity == "spearman_minus_other")
+                .count(),
+            1
+        );
+        let text = section(&rows);
+        let line = format!(
+            "- word2vec SGNS - masked LM (tied) embedding: all {:.3} [{:.3}, {:.3}] (n 353, 3 seeds): above 0 (the interval excludes 0)\n",
+            d.value, d.lo, d.hi
+        );
+        assert!(text.contains(&line), "{line}\n{text}");
+        assert!(
+            text.contains(
+                "- masked LM: tied embedding - untied input embedding: all not measured\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

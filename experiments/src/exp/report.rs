@@ -1291,7 +1291,15 @@ fn contextuality_section(w: &mut String, src: &Sources) {
                     let _ = writeln!(w, "Read as {readout}: not kept for these models (measured from the ten-seed round on).\n");
                     continue;
                 }
-                let _ = writeln!(w, "Read as {readout}:\n");
+                // How many tracked words self-similarity averages over (those with enough
+                // occurrences in the pass): fewer on a shorter text.
+                let words = layers
+                    .iter()
+                    .filter_map(|&l| t.get(MLM, "contextual", Some(l), bench, "self_similarity"))
+                    .map(|s| s.n)
+                    .min()
+                    .unwrap_or(0);
+                let _ = writeln!(w, "Read as {readout} (self-similarity over the {words} tracked words with at least {} occurrences there):\n", analysis::geometry::MIN_CONTEXTS);
                 let has = |m: ModelId, metric: &str| {
                     layers.iter().any(|&l| {
                         !src.values(
@@ -1345,6 +1353,14 @@ fn contextuality_section(w: &mut String, src: &Sources) {
                     );
                 }
                 let _ = writeln!(w);
+                let lines = contextuality_differences(src, bench, &layers);
+                if !lines.is_empty() {
+                    let _ = writeln!(w, "The differences these layers' answers rest on, each with a 95% t interval over seeds: within a model, layer against layer on the same seeds (the seeds' differences); between models at the last layer, Welch's (no seed is shared between two models' draws):\n");
+                    for l in lines {
+                        let _ = writeln!(w, "- {l}");
+                    }
+                    let _ = writeln!(w);
+                }
             }
             let _ = writeln!(w, "Self-similarity - anisotropy is Ethayarajh's adjustment (his BERT and GPT-2 fall with depth on it). What intra-sentence similarity does not show: it is the cosine of a token with the mean of its sequence, which any averaging of the sequence raises; the {} column, a model whose every attention layer is a uniform average, is the measure's reading of pure averaging, so a value there or below is no sign of attention contextualising (the untied masked LM is read against the untied control the same way, where both were measured). The text8 slice has no punctuation, so its 64-token windows are not sentences.", control.label());
             let _ = writeln!(w);
@@ -1352,6 +1368,84 @@ fn contextuality_section(w: &mut String, src: &Sources) {
         }
         None => missing(w, src, Experiment::Contextuality),
     }
+}
+
+/// What the contextuality answers say, as differences with intervals over seeds, on one
+/// readout (`bench`) measured at `layers`: the masked LM's (and the untied one's, where
+/// measured) self-similarity - anisotropy and intra-sentence - null from layer to layer (paired
+/// by seed), and its intra-sentence - null at the last layer against its attention control
+/// (uniform averaging) and the untrained model (Welch: different models share no draw).
+fn contextuality_differences(src: &Sources, bench: &str, layers: &[usize]) -> Vec<String> {
+    let exp = Experiment::Contextuality;
+    let (Some(&first), Some(&last)) = (layers.iter().min(), layers.iter().max()) else {
+        return Vec::new();
+    };
+    let series = |m: ModelId, metric: &str, l: usize| {
+        src.seed_means(exp, m.name(), |r| {
+            r.representation == "contextual"
+                && r.layer == Some(l)
+                && r.benchmark == bench
+                && r.metric == metric
+        })
+    };
+    let measures = [
+        ("self_similarity_adjusted", "self-similarity - anisotropy"),
+        ("intra_sentence_excess", "intra-sentence - null"),
+    ];
+    // Layer against layer: the first step, the rest, and the whole depth.
+    let mut steps = vec![(first + 1, first)];
+    if last > first + 1 {
+        steps.extend([(last, first + 1), (last, first)]);
+    }
+    steps.retain(|&(a, _)| a <= last);
+    let mut lines = Vec::new();
+    let mlms = std::iter::once(ModelId::Mlm).chain(Some(src.cast.untied.0));
+    for m in mlms {
+        for (metric, what) in measures {
+            for &(a, b) in &steps {
+                let (x, y) = (series(m, metric, a), series(m, metric, b));
+                let diffs: Vec<f64> = x
+                    .iter()
+                    .filter_map(|&(s, v)| Some(v - y.iter().find(|(t, _)| *t == s)?.1))
+                    .collect();
+                if diffs.len() < 2 {
+                    continue;
+                }
+                let iv = seed_mean(&diffs);
+                lines.push(format!(
+                    "{}, {what}, layer {a} - layer {b} ({} seeds): {}: {}",
+                    m.label(),
+                    diffs.len(),
+                    fmt_iv(&iv),
+                    verdict(&iv, &format!("layer {a}"), &format!("layer {b}"))
+                ));
+            }
+        }
+    }
+    let metric = "intra_sentence_excess";
+    let mut pairs = vec![
+        (ModelId::Mlm, src.cast.no_attention),
+        (ModelId::Mlm, ModelId::Untrained),
+    ];
+    pairs.extend(src.cast.no_attention_untied.map(|c| (src.cast.untied.0, c)));
+    for (a, b) in pairs {
+        let x: Vec<f64> = series(a, metric, last).into_iter().map(|p| p.1).collect();
+        let y: Vec<f64> = series(b, metric, last).into_iter().map(|p| p.1).collect();
+        if x.len() < 2 || y.len() < 2 {
+            continue;
+        }
+        let iv = seed_difference(&x, &y);
+        lines.push(format!(
+            "intra-sentence - null at layer {last}, {} - {} ({} and {} seeds): {}: {}",
+            a.label(),
+            b.label(),
+            x.len(),
+            y.len(),
+            fmt_iv(&iv),
+            verdict(&iv, a.label(), b.label())
+        ));
+    }
+    lines
 }
 
 /// Every section of the report, each a question.
@@ -2268,6 +2362,11 @@ pub fn write(out: &Path, cast: Cast, models: Option<&str>, dev_split: bool) -> a
     // Each answer along the budget, once `--exp dynamics` has written its curves.
     if let Some(rows) = super::budget::read(out)? {
         body.push_str(&super::budget::section(&rows));
+    }
+    // A round's, once its `--exp dynamics` has written them (under round/, at the round's end).
+    if let Some(rows) = super::budget::read(&out.join(super::settings::ROUND))? {
+        let section = super::budget::section(&rows).replacen("### ", "### Round: ", 1);
+        body.push_str(&section);
     }
     // The corpus-size answers, once `--exp corpus-size` has read its arms.
     if let Some(rows) = super::corpus_size::read_summary(out)? {
@@ -3472,6 +3571,7 @@ mod tests {
                     benchmark: "contextuality-sentences-norm".into(),
                     metric: metric.into(),
                     value,
+                    n: 99,
                     seed: Some(seed),
                     ..TidyRow::template(exp, m.name(), "contextual")
                 })
@@ -3498,13 +3598,132 @@ mod tests {
         );
         assert!(
             md.contains(
-                "Read as each layer through the final LayerNorm on WikiText-2's sentences:\n"
+                "Read as each layer through the final LayerNorm on WikiText-2's sentences (self-similarity over the 99 tracked words with at least 5 occurrences there):\n"
             ),
             "{md}"
         );
         // Only the columns with values: the tied control and the untied MLM's adjusted
         // self-similarity were not planted.
         assert!(md.contains(&format!("| MEV - null | {u}: intra-sentence - null | {c}: intra-sentence - null |\n|---|---|---|---|---|---|---|---|---|\n| 1 | 0.500 [0.500, 0.500] | - | - | 0.200 [0.200, 0.200] | - | - | 0.120 [0.070, 0.170] | 0.300 [0.300, 0.300] |")), "{md}");
+    }
+
+    /// A round's curves along the budget (written by its `--exp dynamics` under round/) get a
+    /// section of their own, headed apart from the study's.
+    #[test]
+    fn a_rounds_budget_curves_are_read_under_a_heading_of_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let row = super::super::budget::BudgetRow {
+            model: "transformer-mlm".into(),
+            representation: "embedding".into(),
+            benchmark: "WS-353-ALL".into(),
+            quantity: "score".into(),
+            tokens_seen: 1_000_000,
+            from_tokens: 1_000_000,
+            value: 0.25,
+            lo: 0.2,
+            hi: 0.3,
+            seeds: 10,
+            items: 308,
+            other_model: String::new(),
+            other_representation: String::new(),
+        };
+        let path = dir.path().join("round/dynamics/budget.csv");
+        crate::output::write_csv(&path, std::slice::from_ref(&row)).unwrap();
+        write(dir.path(), Cast::default(), None, true).unwrap();
+        let md = std::fs::read_to_string(dir.path().join("REPORT.md")).unwrap();
+        assert!(
+            md.contains("### Round: How each answer moves with the budget\n"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- transformer-mlm embedding (10 seeds): 1.0M 0.250 [0.200, 0.300]\n"),
+            "{md}"
+        );
+        assert!(!md.contains("\n### How each answer moves"), "{md}");
+    }
+
+    /// Planted per-seed contextuality: the masked LM's self-similarity - anisotropy rises from
+    /// layer 0 to 1 by 0.21, 0.22, 0.23 (seeds 1-3: mean 0.22, sd 0.01, t(2) 4.303, half-width
+    /// 0.0248) and not after; its intra-sentence - null at layer 2 (0.2, 0.3, 0.4) against the
+    /// control's constant 0.5 is Welch's -0.2 with 2 degrees of freedom, half-width
+    /// 4.303 * sqrt(0.01 / 3) = 0.248. The untied masked LM's layers are read on the seeds both
+    /// have (2 and 3), not by position.
+    #[test]
+    fn contextuality_differences_pair_layers_by_seed_and_models_by_welch() {
+        let exp = name(Experiment::Contextuality);
+        let mut rows = Vec::new();
+        let mut push = |m: ModelId, seed: u64, layer: usize, metric: &str, value: f64| {
+            rows.push(TidyRow {
+                layer: Some(layer),
+                benchmark: "contextuality".into(),
+                metric: metric.into(),
+                value,
+                seed: Some(seed),
+                ..TidyRow::template(exp, m.name(), "contextual")
+            })
+        };
+        for seed in 1..=3u64 {
+            let s = seed as f64;
+            push(ModelId::Mlm, seed, 0, "self_similarity", 0.9);
+            push(ModelId::Mlm, seed, 0, "self_similarity_adjusted", 0.4);
+            for l in [1, 2] {
+                push(ModelId::Mlm, seed, l, "self_similarity", 0.9);
+                push(
+                    ModelId::Mlm,
+                    seed,
+                    l,
+                    "self_similarity_adjusted",
+                    0.6 + 0.01 * s,
+                );
+            }
+            push(
+                ModelId::Mlm,
+                seed,
+                2,
+                "intra_sentence_excess",
+                0.1 * (s + 1.0),
+            );
+            push(ModelId::NoAttention, seed, 2, "intra_sentence_excess", 0.5);
+            push(
+                ModelId::MlmUntied,
+                seed,
+                0,
+                "self_similarity_adjusted",
+                0.1 * s,
+            );
+            push(
+                ModelId::MlmUntied,
+                seed + 1,
+                1,
+                "self_similarity_adjusted",
+                0.1 * (s + 1.0) + 0.05,
+            );
+        }
+        let src = sources_with(Experiment::Contextuality, rows);
+        let md = findings(&src);
+        let (mlm, untied, control) = (
+            ModelId::Mlm.label(),
+            ModelId::MlmUntied.label(),
+            ModelId::NoAttention.label(),
+        );
+        for line in [
+            format!("- {mlm}, self-similarity - anisotropy, layer 1 - layer 0 (3 seeds): 0.220 [0.195, 0.245]: layer 1 higher (the interval excludes 0)\n"),
+            format!("- {mlm}, self-similarity - anisotropy, layer 2 - layer 1 (3 seeds): 0.000 [0.000, 0.000]: no difference shown (the interval includes 0)\n"),
+            format!("- {mlm}, self-similarity - anisotropy, layer 2 - layer 0 (3 seeds): 0.220 [0.195, 0.245]: layer 2 higher (the interval excludes 0)\n"),
+            format!("- {untied}, self-similarity - anisotropy, layer 1 - layer 0 (2 seeds): 0.050 [0.050, 0.050]: layer 1 higher (the interval excludes 0)\n"),
+            format!("- intra-sentence - null at layer 2, {mlm} - {control} (3 and 3 seeds): -0.200 [-0.448, 0.048]: no difference shown (the interval includes 0)\n"),
+        ] {
+            assert!(md.contains(&line), "{line}\n{md}");
+        }
+        // No untrained model was planted: no line invents it.
+        assert!(
+            !md.contains(&format!("- {}", ModelId::Untrained.label())),
+            "{md}"
+        );
+        assert!(
+            !md.contains(&format!("{mlm} - {}", ModelId::Untrained.label())),
+            "{md}"
+        );
     }
 
     /// Planted cosines on a 40-pair WS-353: the untied masked LM's output matrix ranks the
