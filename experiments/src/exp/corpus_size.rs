@@ -24,6 +24,7 @@ use analysis::inference::Interval;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use super::comparisons::TABLE_DIFFERENCES;
 use super::eval::Benchmarks;
 use super::settings::ModelId;
 use super::study::Study;
@@ -80,9 +81,6 @@ pub const READ: [(&str, &str, &str); 5] = [
 /// The untrained model's embedding: the reference of every row.
 pub const REFERENCE: (&str, &str) = ("transformer-untrained", "embedding");
 
-/// The comparisons between tables read at every size.
-use super::comparisons::TABLE_DIFFERENCES as COMPARED;
-
 /// The masked LMs whose gain at `[MASK]` is read at every size.
 pub const GAIN_MODELS: [&str; 2] = ["transformer-mlm", "transformer-mlm-untied-head"];
 
@@ -99,7 +97,7 @@ pub struct SizeRow {
     /// A similarity benchmark, or `training` for the gain at `[MASK]`.
     pub benchmark: String,
     /// `spearman` (the score), `spearman_minus_untrained`, `spearman_minus_other` (this
-    /// table's score minus `other_model`'s `other_representation`'s, [`COMPARED`]),
+    /// table's score minus `other_model`'s `other_representation`'s, [`TABLE_DIFFERENCES`]),
     /// `largest_minus_this` (the largest arm's score, or gain, minus this arm's,
     /// [`change_with_size`]), `context_gain_at_mask`, or `corpus_tokens` (one row per arm,
     /// naming it even when nothing is measured there).
@@ -317,7 +315,7 @@ pub fn summarise(
             }
         }
     }
-    for ((ma, ra), (mb, rb), _) in COMPARED {
+    for ((ma, ra), (mb, rb), _) in TABLE_DIFFERENCES {
         let (a, b) = (Rep::new(ma, ra, None), Rep::new(mb, rb, None));
         for bench in BENCHMARKS {
             let Some(d) = evidence.difference(&a, &b, bench, Half::All) else {
@@ -440,7 +438,9 @@ pub fn change_with_size(arms: &[ArmItems], benchmarks: &Benchmarks) -> Vec<SizeR
         // The gain at [MASK]: each arm's seeds are trained apart and its held-out block is
         // its own prefix's tail, so the change is Welch's over both arms' seeds (it carries
         // the seeds' spread, not the sampling of either held-out text).
-        // Read on the seeds measured at both sizes, as the scores are.
+        // Read on the seeds measured at both sizes: Welch needs no pairing, but the plan reads
+        // every size at the same seeds so that no size's interval is narrower for having more
+        // (a seed not yet measured at one size waits for it).
         for model in GAIN_MODELS {
             let gains = |arm: &ArmItems| -> std::collections::BTreeMap<u64, f64> {
                 (arm.scores.iter())
@@ -539,7 +539,7 @@ pub fn section(rows: &[SizeRow]) -> String {
         .collect();
     let _ = writeln!(
         w,
-        "The same models on nested prefixes of the corpus ({}), each trained for the same number of epochs (so a smaller corpus also means fewer steps), each prefix with its own vocabulary. Spearman's rho with human judgments, seed mean [95% interval over pairs and seeds], and trained minus the untrained model of the same size and seed on the pairs both answer; (n) pairs answered, which differ between sizes as the vocabulary does. An embedding tracks human judgments from the smallest corpus whose difference lies above 0 there and at every larger one. The change from each smaller corpus to the largest is the difference of the two sizes' scores on the pairs both answer, its interval over pairs and both sizes' seeds. Under each table, the comparisons between tables the answers make, at each size (seed s of one model against seed s of the other, on the pairs both answer). The gain's change between sizes is Welch's over the two sizes' seeds: each size reports on its own prefix's held-out tail, so it carries the seeds' spread, not the sampling of either text.\n",
+        "The same models on nested prefixes of the corpus ({}), each trained for the same number of epochs (so a smaller corpus also means fewer steps), each prefix with its own vocabulary. Spearman's rho with human judgments, seed mean [95% interval over pairs and seeds], and trained minus the untrained model of the same size and seed on the pairs both answer; (n) pairs answered, which differ between sizes as the vocabulary does. An embedding tracks human judgments from the smallest corpus whose difference lies above 0 there and at every larger one. The change from each smaller corpus to the largest is the difference of the two sizes' scores on the pairs both answer, its interval over pairs and both sizes' seeds. Under each table, the comparisons between tables the answers make, at each size (seed s of one model against seed s of the other, on the pairs both answer). The gain's change between sizes is Welch's over the seeds measured at both: it carries the seeds' spread, not the sampling of either held-out text, and it is not the corpus size alone that changes: each size reports on its own prefix's held-out tail (other text), scored against its own vocabulary's unigram.\n",
         names.join(", ")
     );
     let fmt = |r: &SizeRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
@@ -619,7 +619,7 @@ pub fn section(rows: &[SizeRow]) -> String {
         }
         let _ = writeln!(w);
         // The comparisons between tables, at each size.
-        for ((ma, ra), (mb, rb), what) in COMPARED {
+        for ((ma, ra), (mb, rb), what) in TABLE_DIFFERENCES {
             let cells: Vec<String> = arms
                 .iter()
                 .map(|(arm, label, _)| {

@@ -1355,7 +1355,7 @@ fn contextuality_section(w: &mut String, src: &Sources) {
                 let _ = writeln!(w);
                 let lines = contextuality_differences(src, bench, &layers);
                 if !lines.is_empty() {
-                    let _ = writeln!(w, "The differences these layers' answers rest on, each with a 95% t interval over seeds: within a model, layer against layer on the same seeds (the seeds' differences); between models at the last layer, Welch's (no seed is shared between two models' draws):\n");
+                    let _ = writeln!(w, "The differences these layers' answers rest on, each the mean of the seeds' differences with a 95% t interval over them, paired by seed: within a model, layer against layer; between models at the last layer, seed s against seed s (seed s of every variant reads the same batches and masks, and the untrained model of seed s is the masked LM of seed s before training). The intervals vary the seeds only: the tracked words and sequences are the same for every seed.\n");
                     for l in lines {
                         let _ = writeln!(w, "- {l}");
                     }
@@ -1372,14 +1372,14 @@ fn contextuality_section(w: &mut String, src: &Sources) {
 
 /// What the contextuality answers say, as differences with intervals over seeds, on one
 /// readout (`bench`) measured at `layers`: the masked LM's (and the untied one's, where
-/// measured) self-similarity - anisotropy and intra-sentence - null from layer to layer (paired
-/// by seed), and its intra-sentence - null at the last layer against its attention control
-/// (uniform averaging) and the untrained model (Welch: different models share no draw).
+/// measured) self-similarity - anisotropy and intra-sentence - null from layer to layer, and
+/// its intra-sentence - null at the last layer against its attention control (uniform
+/// averaging) and the untrained model. Every difference pairs seed s with seed s: within a
+/// model trivially, between models because seed s of every variant reads the same batches and
+/// masks and the untrained model of seed s is the masked LM's initialisation, so the models'
+/// seed-to-seed variation is shared and an unpaired (Welch) interval would misstate it.
 fn contextuality_differences(src: &Sources, bench: &str, layers: &[usize]) -> Vec<String> {
     let exp = Experiment::Contextuality;
-    let (Some(&first), Some(&last)) = (layers.iter().min(), layers.iter().max()) else {
-        return Vec::new();
-    };
     let series = |m: ModelId, metric: &str, l: usize| {
         src.seed_means(exp, m.name(), |r| {
             r.representation == "contextual"
@@ -1388,34 +1388,41 @@ fn contextuality_differences(src: &Sources, bench: &str, layers: &[usize]) -> Ve
                 && r.metric == metric
         })
     };
+    // x - y of the seeds both have, with its t interval; None under two seeds.
+    let paired = |x: Vec<(u64, f64)>, y: Vec<(u64, f64)>| {
+        let diffs: Vec<f64> = x
+            .iter()
+            .filter_map(|&(s, v)| Some(v - y.iter().find(|(t, _)| *t == s)?.1))
+            .collect();
+        (diffs.len() >= 2).then(|| (seed_mean(&diffs), diffs.len()))
+    };
+    let mut layers = layers.to_vec();
+    layers.sort_unstable();
+    let (Some(&first), Some(&last)) = (layers.first(), layers.last()) else {
+        return Vec::new();
+    };
+    // Layer against layer: the first step, the rest, and the whole depth.
+    let mut steps = Vec::new();
+    if let Some(&second) = layers.get(1) {
+        steps.push((second, first));
+        if last > second {
+            steps.extend([(last, second), (last, first)]);
+        }
+    }
     let measures = [
         ("self_similarity_adjusted", "self-similarity - anisotropy"),
         ("intra_sentence_excess", "intra-sentence - null"),
     ];
-    // Layer against layer: the first step, the rest, and the whole depth.
-    let mut steps = vec![(first + 1, first)];
-    if last > first + 1 {
-        steps.extend([(last, first + 1), (last, first)]);
-    }
-    steps.retain(|&(a, _)| a <= last);
     let mut lines = Vec::new();
-    let mlms = std::iter::once(ModelId::Mlm).chain(Some(src.cast.untied.0));
-    for m in mlms {
+    for m in [ModelId::Mlm, src.cast.untied.0] {
         for (metric, what) in measures {
             for &(a, b) in &steps {
-                let (x, y) = (series(m, metric, a), series(m, metric, b));
-                let diffs: Vec<f64> = x
-                    .iter()
-                    .filter_map(|&(s, v)| Some(v - y.iter().find(|(t, _)| *t == s)?.1))
-                    .collect();
-                if diffs.len() < 2 {
+                let Some((iv, k)) = paired(series(m, metric, a), series(m, metric, b)) else {
                     continue;
-                }
-                let iv = seed_mean(&diffs);
+                };
                 lines.push(format!(
-                    "{}, {what}, layer {a} - layer {b} ({} seeds): {}: {}",
+                    "{}, {what}, layer {a} - layer {b} ({k} seeds): {}: {}",
                     m.label(),
-                    diffs.len(),
                     fmt_iv(&iv),
                     verdict(&iv, &format!("layer {a}"), &format!("layer {b}"))
                 ));
@@ -1429,18 +1436,13 @@ fn contextuality_differences(src: &Sources, bench: &str, layers: &[usize]) -> Ve
     ];
     pairs.extend(src.cast.no_attention_untied.map(|c| (src.cast.untied.0, c)));
     for (a, b) in pairs {
-        let x: Vec<f64> = series(a, metric, last).into_iter().map(|p| p.1).collect();
-        let y: Vec<f64> = series(b, metric, last).into_iter().map(|p| p.1).collect();
-        if x.len() < 2 || y.len() < 2 {
+        let Some((iv, k)) = paired(series(a, metric, last), series(b, metric, last)) else {
             continue;
-        }
-        let iv = seed_difference(&x, &y);
+        };
         lines.push(format!(
-            "intra-sentence - null at layer {last}, {} - {} ({} and {} seeds): {}: {}",
+            "intra-sentence - null at layer {last}, {} - {} ({k} seeds): {}: {}",
             a.label(),
             b.label(),
-            x.len(),
-            y.len(),
             fmt_iv(&iv),
             verdict(&iv, a.label(), b.label())
         ));
@@ -3644,12 +3646,13 @@ mod tests {
 
     /// Planted per-seed contextuality: the masked LM's self-similarity - anisotropy rises from
     /// layer 0 to 1 by 0.21, 0.22, 0.23 (seeds 1-3: mean 0.22, sd 0.01, t(2) 4.303, half-width
-    /// 0.0248) and not after; its intra-sentence - null at layer 2 (0.2, 0.3, 0.4) against the
-    /// control's constant 0.5 is Welch's -0.2 with 2 degrees of freedom, half-width
-    /// 4.303 * sqrt(0.01 / 3) = 0.248. The untied masked LM's layers are read on the seeds both
-    /// have (2 and 3), not by position.
+    /// 0.0248) and not after. Its intra-sentence - null at layer 2 (0.2, 0.3, 0.4 at seeds 1-3)
+    /// against the control's (0.55, 0.65, 0.75 at seeds 2-4) is -0.25 at both seeds they share,
+    /// a zero-width interval: paired by seed id (by position it would be -0.35; unpaired, Welch's
+    /// interval would be about +-0.3 wide). The untied masked LM's layers are read on the seeds
+    /// both have (2 and 3), not by position.
     #[test]
-    fn contextuality_differences_pair_layers_by_seed_and_models_by_welch() {
+    fn contextuality_differences_pair_layers_and_models_by_seed() {
         let exp = name(Experiment::Contextuality);
         let mut rows = Vec::new();
         let mut push = |m: ModelId, seed: u64, layer: usize, metric: &str, value: f64| {
@@ -3683,7 +3686,13 @@ mod tests {
                 "intra_sentence_excess",
                 0.1 * (s + 1.0),
             );
-            push(ModelId::NoAttention, seed, 2, "intra_sentence_excess", 0.5);
+            push(
+                ModelId::NoAttention,
+                seed + 1,
+                2,
+                "intra_sentence_excess",
+                0.1 * (s + 1.0) + 0.35,
+            );
             push(
                 ModelId::MlmUntied,
                 seed,
@@ -3711,7 +3720,7 @@ mod tests {
             format!("- {mlm}, self-similarity - anisotropy, layer 2 - layer 1 (3 seeds): 0.000 [0.000, 0.000]: no difference shown (the interval includes 0)\n"),
             format!("- {mlm}, self-similarity - anisotropy, layer 2 - layer 0 (3 seeds): 0.220 [0.195, 0.245]: layer 2 higher (the interval excludes 0)\n"),
             format!("- {untied}, self-similarity - anisotropy, layer 1 - layer 0 (2 seeds): 0.050 [0.050, 0.050]: layer 1 higher (the interval excludes 0)\n"),
-            format!("- intra-sentence - null at layer 2, {mlm} - {control} (3 and 3 seeds): -0.200 [-0.448, 0.048]: no difference shown (the interval includes 0)\n"),
+            format!("- intra-sentence - null at layer 2, {mlm} - {control} (2 seeds): -0.250 [-0.250, -0.250]: {control} higher (the interval excludes 0)\n"),
         ] {
             assert!(md.contains(&line), "{line}\n{md}");
         }
