@@ -22,7 +22,7 @@ use analysis::evidence::{Half, Rep};
 use analysis::inference::Interval;
 use serde::{Deserialize, Serialize};
 
-use super::comparisons::TABLE_DIFFERENCES;
+use super::comparisons::{side_of_zero, TABLE_DIFFERENCES};
 use super::eval::Benchmarks;
 use super::study::SnapshotItemRow;
 use crate::output::ItemRow;
@@ -288,13 +288,8 @@ pub fn section(rows: &[BudgetRow]) -> String {
             let shown: Vec<String> = points
                 .iter()
                 .map(|r| {
-                    let sign = if r.lo > 0.0 {
-                        " (above 0)"
-                    } else if r.hi < 0.0 {
-                        " (below 0)"
-                    } else {
-                        ""
-                    };
+                    let sign =
+                        side_of_zero(r.lo, r.hi).map_or(String::new(), |s| format!(" ({s})"));
                     format!("{} {}{sign}", tokens(r.tokens_seen), fmt(r))
                 })
                 .collect();
@@ -313,6 +308,21 @@ pub fn section(rows: &[BudgetRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One seed's WS-353 cosines of a table at `t` tokens seen, as a snapshot keeps them.
+    fn snapshot(model: &str, rep: &str, t: u64, seed: u64, cos: &[Option<f64>]) -> SnapshotItemRow {
+        SnapshotItemRow {
+            step: (t / 100) as usize,
+            tokens_seen: t,
+            model: model.into(),
+            representation: rep.into(),
+            layer: None,
+            benchmark: "WS-353-ALL".into(),
+            kind: "cosine".into(),
+            seed: Some(seed),
+            values: crate::output::encode_cosines(cos),
+        }
+    }
 
     /// Planted: at 1000 tokens the cosines are noise, at 2000 and 4000 they follow the human
     /// scores (4000 more closely), for seeds 1-3; seed 3 has no 8000 point (stopped early).
@@ -339,17 +349,7 @@ mod tests {
                         Some(weight * p.2 / 10.0 + noise)
                     })
                     .collect();
-                snaps.push(SnapshotItemRow {
-                    step: (t / 100) as usize,
-                    tokens_seen: t,
-                    model: "transformer-mlm".into(),
-                    representation: "embedding".into(),
-                    layer: None,
-                    benchmark: "WS-353-ALL".into(),
-                    kind: "cosine".into(),
-                    seed: Some(seed),
-                    values: crate::output::encode_cosines(&cos),
-                });
+                snaps.push(snapshot("transformer-mlm", "embedding", t, seed, &cos));
             }
         }
         // A table the curves do not read (a benchmark outside the answers).
@@ -426,17 +426,7 @@ mod tests {
                             Some(weight * p.2 / 10.0 + 0.3 * g.next_f32() as f64)
                         })
                         .collect();
-                    snaps.push(SnapshotItemRow {
-                        step: (t / 100) as usize,
-                        tokens_seen: t,
-                        model: model.into(),
-                        representation: rep.into(),
-                        layer: None,
-                        benchmark: "WS-353-ALL".into(),
-                        kind: "cosine".into(),
-                        seed: Some(seed),
-                        values: crate::output::encode_cosines(&cos),
-                    });
+                    snaps.push(snapshot(model, rep, t, seed, &cos));
                 }
             }
         }

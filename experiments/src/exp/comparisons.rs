@@ -55,6 +55,18 @@ pub const TABLE_DIFFERENCES: [((&str, &str), (&str, &str), &str); 3] = [
     ),
 ];
 
+/// Which side of 0 an interval `[lo, hi]` lies on, where it excludes 0 (`None` where it
+/// includes 0 or is undefined).
+pub fn side_of_zero(lo: f64, hi: f64) -> Option<&'static str> {
+    if lo > 0.0 {
+        Some("above 0")
+    } else if hi < 0.0 {
+        Some("below 0")
+    } else {
+        None
+    }
+}
+
 /// Mean, spread and sample size of one measurement over seeds.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Summary {

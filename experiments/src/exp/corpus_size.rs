@@ -24,7 +24,7 @@ use analysis::inference::Interval;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use super::comparisons::TABLE_DIFFERENCES;
+use super::comparisons::{side_of_zero, TABLE_DIFFERENCES};
 use super::eval::Benchmarks;
 use super::settings::ModelId;
 use super::study::Study;
@@ -443,15 +443,14 @@ pub fn change_with_size(arms: &[ArmItems], benchmarks: &Benchmarks) -> Vec<SizeR
         // (a seed not yet measured at one size waits for it).
         for model in GAIN_MODELS {
             let gains = |arm: &ArmItems| -> std::collections::BTreeMap<u64, f64> {
-                (arm.scores.iter())
-                    .filter(|r| {
-                        r.model == model
-                            && r.representation == "training"
-                            && r.benchmark == "training"
-                            && r.metric == "context_gain_at_mask"
-                    })
-                    .filter_map(|r| Some((r.seed?, r.value)))
-                    .collect()
+                super::evidence::seed_values(
+                    &arm.scores,
+                    &Rep::new(model, "training", None),
+                    "training",
+                    "context_gain_at_mask",
+                )
+                .into_iter()
+                .collect()
             };
             let (big, small) = (gains(largest), gains(a));
             let common: Vec<u64> = big
@@ -683,13 +682,10 @@ pub fn section(rows: &[SizeRow]) -> String {
 }
 
 /// Whether a difference's interval excludes 0, in words.
-fn verdict(r: &SizeRow) -> &'static str {
-    if r.lo > 0.0 {
-        "above 0 (the interval excludes 0)"
-    } else if r.hi < 0.0 {
-        "below 0 (the interval excludes 0)"
-    } else {
-        "no difference shown"
+fn verdict(r: &SizeRow) -> String {
+    match side_of_zero(r.lo, r.hi) {
+        Some(side) => format!("{side} (the interval excludes 0)"),
+        None => "no difference shown".into(),
     }
 }
 

@@ -120,6 +120,14 @@ pub struct Measured {
 /// One measurement's per-seed values in tidy `rows` (seed order): what a Welch interval over
 /// seeds is computed from.
 pub fn per_seed(rows: &[TidyRow], rep: &Rep, benchmark: &str, metric: &str) -> Vec<f64> {
+    seed_values(rows, rep, benchmark, metric)
+        .into_iter()
+        .map(|x| x.1)
+        .collect()
+}
+
+/// [`per_seed`] with each value's seed: (seed, value) in seed order.
+pub fn seed_values(rows: &[TidyRow], rep: &Rep, benchmark: &str, metric: &str) -> Vec<(u64, f64)> {
     let mut v: Vec<(u64, f64)> = rows
         .iter()
         .filter(|r| {
@@ -132,7 +140,7 @@ pub fn per_seed(rows: &[TidyRow], rep: &Rep, benchmark: &str, metric: &str) -> V
         .map(|r| (r.seed.unwrap_or(0), r.value))
         .collect();
     v.sort_by_key(|x| x.0);
-    v.into_iter().map(|x| x.1).collect()
+    v
 }
 
 #[cfg(test)]

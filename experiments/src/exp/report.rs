@@ -136,6 +136,12 @@ fn gain_list(src: &Sources, exp: Experiment, models: &[ModelId]) -> Option<Strin
     (!gains.is_empty()).then(|| gains.join("; "))
 }
 
+/// The value of `seed` in per-seed (seed, value) pairs, where it has one: how a measure of one
+/// model or layer is matched with another's seed by seed.
+fn seed_value(values: &[(u64, f64)], seed: u64) -> Option<f64> {
+    values.iter().find(|(s, _)| *s == seed).map(|(_, v)| *v)
+}
+
 /// What an interval of a difference says, in words.
 pub fn verdict(iv: &Interval, a: &str, b: &str) -> String {
     if !(iv.lo.is_finite() && iv.hi.is_finite()) {
@@ -418,7 +424,7 @@ fn init_reference(src: &Sources) -> Vec<String> {
             src.seed_means(exp, untrained, through_head("cka_with_embedding_null")),
         ),
     ];
-    let at = |v: &Seeds, s: u64| v.iter().find(|(u, _)| *u == s).map(|(_, x)| *x);
+    let at = seed_value;
     let mut lines = Vec::new();
     for (what, t, tn, i, inull) in cases {
         // (trained, initial, trained excess, initial excess) of the seeds with all four.
@@ -839,7 +845,7 @@ fn qkv_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 per_seed("cos_q_k"),
             );
             // The seeds with all three, matched by seed.
-            let at = |x: &[(u64, f64)], s: u64| x.iter().find(|p| p.0 == s).map(|p| p.1);
+            let at = seed_value;
             let seeds: Vec<(f64, f64, f64)> = c
                 .iter()
                 .filter_map(|&(s, cka)| Some((cka, at(&n, s)?, at(&cos, s)?)))
@@ -1392,7 +1398,7 @@ fn contextuality_differences(src: &Sources, bench: &str, layers: &[usize]) -> Ve
     let paired = |x: Vec<(u64, f64)>, y: Vec<(u64, f64)>| {
         let diffs: Vec<f64> = x
             .iter()
-            .filter_map(|&(s, v)| Some(v - y.iter().find(|(t, _)| *t == s)?.1))
+            .filter_map(|&(s, v)| Some(v - seed_value(&y, s)?))
             .collect();
         (diffs.len() >= 2).then(|| (seed_mean(&diffs), diffs.len()))
     };
