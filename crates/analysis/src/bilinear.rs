@@ -332,9 +332,11 @@ impl BenchmarkPairs {
         )
     }
 
-    /// Spearman's rho of `scores` with the human judgments and its 95% percentile interval over
-    /// `resamples` bootstrap resamples of the pairs (seeded). Pairs share words, which the draws
-    /// ignore, so the interval is if anything narrow.
+    /// Spearman's rho of `scores` (one per pair) with the human judgments and its 95% interval
+    /// over `resamples` resamples of the benchmark's words (seeded): pairs that share a word
+    /// are not independent draws, so they resample through their two words, with the
+    /// correction for crossed units of [`crate::inference::item_and_seed_interval`] (one
+    /// table, so no seed term).
     pub fn human_interval(
         &self,
         scores: &[f64],
@@ -342,13 +344,14 @@ impl BenchmarkPairs {
         seed: u64,
     ) -> crate::inference::Interval {
         let data = (self.human.clone(), scores.to_vec());
-        crate::inference::paired_bootstrap(
+        let words: Vec<Vec<usize>> = self.rows.iter().map(|&(i, j)| vec![i, j]).collect();
+        crate::inference::item_and_seed_interval(
             std::slice::from_ref(&data),
             None,
             self.rows.len(),
+            Some(&words),
             crate::inference::spearman_at,
             resamples,
-            0.95,
             seed,
         )
     }
@@ -561,9 +564,9 @@ mod tests {
             p.layer_scores,
             vec![vec![Some(3.0), None, Some(0.0), Some(6.0), Some(-1.0)]]
         );
-        // The interval over pairs holds the estimate; with scores that rank exactly as the
-        // human judgments do, every resample gives 1 (or NaN where a resample has one distinct
-        // pair, which the interval leaves out).
+        // The interval over the words holds the estimate; with scores that rank exactly as
+        // the human judgments do, every resample gives 1 (or NaN where a resample has one
+        // distinct pair, which the interval leaves out), so it has no width.
         let found = BenchmarkPairs::find(&table, &vocab, &set).unwrap();
         let exact = found.human_interval(&found.dot(table.data(), 2), 200, 3);
         let near = |x: f64, y: f64| (x - y).abs() < 1e-12;

@@ -9,8 +9,10 @@
 //! * A difference between two representations is computed on the items both answer, with the
 //!   same interval, so it holds the sampling of questions or pairs (which dominates on sets of a
 //!   few hundred pairs) as well as seed-to-seed variation. Analogy questions are resampled by
-//!   the word pairs they are built from (`a:b` and `c:d`, the same two words wherever they stand), not as if each
-//!   question were an independent draw. Analogies also get McNemar's exact test per seed.
+//!   the word pairs they are built from (`a:b` and `c:d`, the same two words wherever they stand), and
+//!   similarity pairs by their two words ([`pair_words`]), not as if each question or pair were
+//!   an independent draw (with the correction for crossed units that
+//!   [`item_and_seed_interval`] derives). Analogies also get McNemar's exact test per seed.
 //! * A "best layer" is chosen on the *dev* half of a benchmark's items and reported on the other
 //!   (*test*) half: similarity pair `i` of benchmark `b` falls in dev or test by a fair coin
 //!   seeded by `b` and `i` ([`half_of`]), the same for every model and seed. Analogy questions
@@ -165,6 +167,8 @@ pub struct Evidence {
     gold: HashMap<String, Vec<f64>>,
     /// Each analogy question's two word pairs, as unit ids, in file order.
     pairs: HashMap<String, Vec<Vec<usize>>>,
+    /// Each similarity pair's two words, as unit ids, in file order.
+    words: HashMap<String, Vec<Vec<usize>>>,
     /// Each analogy question's half ([`question_halves`]), in file order.
     halves: HashMap<String, Vec<Option<Half>>>,
 }
@@ -198,6 +202,21 @@ pub fn question_pairs(set: &AnalogySet) -> Vec<Vec<usize>> {
     out
 }
 
+/// The two words each pair of a similarity set is built from, numbered within the set (case
+/// folded, as gensim scores): a word in many pairs (MEN's 3,000 pairs use 751 words) makes
+/// their cosines co-vary, so pairs resample through their words.
+pub fn pair_words(set: &SimilaritySet) -> Vec<Vec<usize>> {
+    let mut ids: HashMap<String, usize> = HashMap::new();
+    let mut id = |x: &str| {
+        let next = ids.len();
+        *ids.entry(x.to_lowercase()).or_insert(next)
+    };
+    set.pairs
+        .iter()
+        .map(|(x, y, _)| vec![id(x), id(y)])
+        .collect()
+}
+
 impl Evidence {
     /// No outcomes yet, and what the benchmarks say about their items: each similarity set's
     /// human scores and each analogy question's two word pairs.
@@ -214,10 +233,15 @@ impl Evidence {
             .iter()
             .map(|set| (set.name.clone(), question_halves(set)))
             .collect();
+        let words = similarity
+            .iter()
+            .map(|set| (set.name.clone(), pair_words(set)))
+            .collect();
         Evidence {
             items: HashMap::new(),
             gold,
             pairs,
+            words,
             halves,
         }
     }
@@ -313,6 +337,10 @@ impl Evidence {
                 let gold = &self.gold[benchmark];
                 let g: Vec<f64> = items.iter().map(|&i| gold[i]).collect();
                 Data::Similarity(
+                    self.words
+                        .get(benchmark)
+                        .filter(|w| seeds.values().all(|v| v.len() == w.len()))
+                        .map(|w| items.iter().map(|&i| w[i].clone()).collect()),
                     seeds
                         .values()
                         .map(|v| match v {
@@ -498,7 +526,7 @@ impl Evidence {
     pub fn chance_band(&self, rep: &Rep, benchmark: &str, half: Half) -> Option<Interval> {
         let items = self.common_items(&[rep], benchmark, half)?;
         match self.data(rep, benchmark, &items, None) {
-            Data::Similarity(s) => Some(permutation_band(
+            Data::Similarity(_, s) => Some(permutation_band(
                 &s[0].0,
                 &s[0].1,
                 crate::stats::spearman,
@@ -515,14 +543,16 @@ enum Data {
     /// The word pairs each question is built from (unit ids; `None` where the set's questions
     /// are not known), and each seed's right/wrong per question.
     Analogy(Option<Vec<Vec<usize>>>, Vec<Vec<bool>>),
-    Similarity(Vec<(Vec<f64>, Vec<f64>)>),
+    /// The two words each pair is built from (unit ids; `None` where the set's pairs are not
+    /// known), and each seed's (human scores, cosines).
+    Similarity(Option<Vec<Vec<usize>>>, Vec<(Vec<f64>, Vec<f64>)>),
 }
 
 impl Data {
     fn n_items(&self) -> usize {
         match self {
             Data::Analogy(_, v) => v[0].len(),
-            Data::Similarity(v) => v[0].0.len(),
+            Data::Similarity(_, v) => v[0].0.len(),
         }
     }
 
@@ -535,7 +565,7 @@ impl Data {
                     .sum::<f64>()
                     / v.len() as f64
             }
-            Data::Similarity(v) => {
+            Data::Similarity(_, v) => {
                 v.iter().map(|s| spearman_at(s, &all)).sum::<f64>() / v.len() as f64
             }
         }
@@ -552,12 +582,18 @@ impl Data {
             (Data::Analogy(units, a), Some(Data::Analogy(_, b))) => {
                 item_and_seed_interval(a, Some(b), n, units.as_deref(), accuracy, RESAMPLES, seed)
             }
-            (Data::Similarity(a), None) => {
-                item_and_seed_interval(a, None, n, None, spearman_at, RESAMPLES, seed)
+            (Data::Similarity(units, a), None) => {
+                item_and_seed_interval(a, None, n, units.as_deref(), spearman_at, RESAMPLES, seed)
             }
-            (Data::Similarity(a), Some(Data::Similarity(b))) => {
-                item_and_seed_interval(a, Some(b), n, None, spearman_at, RESAMPLES, seed)
-            }
+            (Data::Similarity(units, a), Some(Data::Similarity(_, b))) => item_and_seed_interval(
+                a,
+                Some(b),
+                n,
+                units.as_deref(),
+                spearman_at,
+                RESAMPLES,
+                seed,
+            ),
             _ => unreachable!("a difference between an analogy and a similarity score"),
         };
         // The t interval is symmetric and can leave the statistic's range (an accuracy near 0,
@@ -565,8 +601,8 @@ impl Data {
         // undefined bound stays undefined (f64::max would turn NaN into the range's end).
         let (lo, hi) = match (self, other) {
             (Data::Analogy(..), None) => (0.0, 1.0),
-            (Data::Similarity(_), None) | (Data::Analogy(..), Some(_)) => (-1.0, 1.0),
-            (Data::Similarity(_), Some(_)) => (-2.0, 2.0),
+            (Data::Similarity(..), None) | (Data::Analogy(..), Some(_)) => (-1.0, 1.0),
+            (Data::Similarity(..), Some(_)) => (-2.0, 2.0),
         };
         let cut = |x: f64, f: fn(f64, f64) -> f64, end: f64| if x.is_nan() { x } else { f(x, end) };
         let interval = Interval {
@@ -778,6 +814,67 @@ mod tests {
         assert!(ev.difference(&a, &c, "q", Half::All).is_none());
     }
 
+    #[test]
+    fn similarity_pairs_resample_through_their_words() {
+        // 12 words, every pair of them a pair of the set (66), "W0" and "w0" one word: each
+        // word stands in 11 pairs. Words 0-5 are well represented and 6-11 not: a pair of two
+        // good words gets its human score as cosine, any other pair an unrelated one, so
+        // whether a pair agrees with the humans is a property of its words, and pairs sharing
+        // a word agree or fail together. Every seed the same, so the items carry the interval. The score's interval is the item-and-seed interval
+        // over the words (units [word(x), word(y)]), not over the pairs as if independent.
+        let mut pairs = Vec::new();
+        for p in 0..12 {
+            for q in p + 1..12 {
+                let x = if p == 0 && q % 2 == 0 {
+                    "W0".to_string()
+                } else {
+                    format!("w{p}")
+                };
+                pairs.push((x, format!("w{q}"), ((p * 7 + q * 3) % 11) as f64));
+            }
+        }
+        let set = SimilaritySet {
+            name: "S".into(),
+            pairs,
+        };
+        let units = pair_words(&set);
+        assert_eq!(
+            units.iter().flatten().max(),
+            Some(&11),
+            "12 words, case folded"
+        );
+        let cosines = |_: u64| -> Vec<f64> {
+            (set.pairs.iter().zip(&units).enumerate())
+                .map(|(i, ((_, _, g), u))| match u[0] < 6 && u[1] < 6 {
+                    true => *g,
+                    false => ((i * 37) % 11) as f64,
+                })
+                .collect()
+        };
+        let mut ev = Evidence::new(&[], std::slice::from_ref(&set));
+        let rep = Rep::new("m", "embedding", None);
+        for s in 1..=3 {
+            ev.insert(
+                rep.clone(),
+                "S",
+                s,
+                Values::Cosines(cosines(s).into_iter().map(Some).collect()),
+            );
+        }
+        let score = ev.score(&rep, "S", Half::All).unwrap().interval;
+        let gold: Vec<f64> = set.pairs.iter().map(|p| p.2).collect();
+        let data: Vec<(Vec<f64>, Vec<f64>)> = (1..=3).map(|s| (gold.clone(), cosines(s))).collect();
+        let seed = stream(&rep, None, "S", Half::All);
+        let by_words =
+            item_and_seed_interval(&data, None, 66, Some(&units), spearman_at, RESAMPLES, seed);
+        let by_pairs = item_and_seed_interval(&data, None, 66, None, spearman_at, RESAMPLES, seed);
+        assert_eq!((score.lo, score.hi), (by_words.lo, by_words.hi));
+        assert!(
+            by_words.hi - by_words.lo > 1.2 * (by_pairs.hi - by_pairs.lo),
+            "{by_words:?} {by_pairs:?}"
+        );
+    }
+
     /// Google's layout: every ordered combination of a section's pairs is a question, so each
     /// pair stands in many, and a later section repeats an earlier one's pairs (as capital-world
     /// repeats capital-common-countries). Split by pair, no pair (wherever it stands) has
@@ -913,7 +1010,7 @@ mod tests {
     #[test]
     fn an_undefined_interval_stays_undefined() {
         // One seed, one item: no resample spreads, no seed term: NaN, not the full range.
-        let d = Data::Similarity(vec![(vec![1.0], vec![0.5])]).estimate(None, 1);
+        let d = Data::Similarity(None, vec![(vec![1.0], vec![0.5])]).estimate(None, 1);
         assert!(d.interval.lo.is_nan() && d.interval.hi.is_nan(), "{d:?}");
     }
 

@@ -191,6 +191,91 @@ pub fn satterthwaite_df(v_items: f64, v_seeds: f64, k: usize) -> f64 {
     total * total / (v_seeds * v_seeds / (k - 1) as f64)
 }
 
+/// The units each item is built from, numbered `0..count`, every item with `per_item` of them.
+struct Units {
+    of: Vec<Vec<usize>>,
+    count: usize,
+    per_item: usize,
+}
+
+impl Units {
+    /// A resample's items: units drawn with replacement, each item listed as often as the
+    /// product of its units' counts.
+    fn weights(&self) -> impl FnMut(&mut SplitMix64, &mut Vec<usize>) + '_ {
+        let mut drawn = vec![0usize; self.count];
+        move |rng, items| {
+            drawn.iter_mut().for_each(|m| *m = 0);
+            for _ in 0..self.count {
+                drawn[index(rng, self.count)] += 1;
+            }
+            for (i, of) in self.of.iter().enumerate() {
+                let times: usize = of.iter().map(|&x| drawn[x]).product();
+                items.extend(std::iter::repeat_n(i, times));
+            }
+        }
+    }
+
+    /// One unit per item: its set of units (`{u, v}` the same set in either order), as the
+    /// clusters of a cluster bootstrap.
+    fn sets(&self) -> Units {
+        let mut ids = std::collections::HashMap::new();
+        let of: Vec<Vec<usize>> = self
+            .of
+            .iter()
+            .map(|u| {
+                let mut key = u.clone();
+                key.sort_unstable();
+                let next = ids.len();
+                vec![*ids.entry(key).or_insert(next)]
+            })
+            .collect();
+        Units {
+            of,
+            count: ids.len(),
+            per_item: 1,
+        }
+    }
+}
+
+/// The units of each item renumbered `0..` in order of first use (a subset of a benchmark's
+/// items leaves others out, and a resample draws as many units as the items use), a unit
+/// named twice in one item counted once, and, where some item has two units, every item with
+/// one given a private second unit (see [`item_and_seed_interval`] on why).
+fn pad_units(u: &[Vec<usize>]) -> Units {
+    let mut ids = std::collections::HashMap::new();
+    let mut of: Vec<Vec<usize>> = u
+        .iter()
+        .map(|of| {
+            let mut mine: Vec<usize> = Vec::with_capacity(2);
+            for x in of {
+                let next = ids.len();
+                let id = *ids.entry(*x).or_insert(next);
+                if !mine.contains(&id) {
+                    mine.push(id);
+                }
+            }
+            mine
+        })
+        .collect();
+    let per_item = of.iter().map(Vec::len).max().unwrap_or(1);
+    assert!(
+        (1..=2).contains(&per_item) && of.iter().all(|o| !o.is_empty()),
+        "each item is built from one or two units"
+    );
+    let mut count = ids.len();
+    if per_item == 2 {
+        for mine in of.iter_mut().filter(|o| o.len() == 1) {
+            mine.push(count);
+            count += 1;
+        }
+    }
+    Units {
+        of,
+        count,
+        per_item,
+    }
+}
+
 /// The seed mean of `stat(a[s]) - stat(b[s])` (or of `stat(a[s])` alone), with a 95% interval
 /// that carries both sources of variation at the seed count's degrees of freedom.
 ///
@@ -212,14 +297,35 @@ pub fn satterthwaite_df(v_items: f64, v_seeds: f64, k: usize) -> f64 {
 /// leave the range of the seeds it has: with 3 seeds its interval never falls below the
 /// weakest seed, whatever their spread says about a fourth.
 ///
-/// `units`, when given, names the units each item is built from (ids from 0), and the item
-/// term resamples units instead of items: units are drawn with replacement, and an item enters
-/// a resample once for every combination of its units' draws (the product of their counts).
-/// Items that share material are not independent draws: an analogy question `a:b :: c:d` is
-/// built from two word pairs, each of which makes many questions (most of Google's sections
-/// hold every ordered combination of their pairs), so they resample as `[pair(a,b), pair(c,d)]`;
-/// one unit per item is a cluster bootstrap. With one seed the seed term cannot be estimated
-/// and is left out: the interval then says nothing about another seed.
+/// `units`, when given, names the units each item is built from (ids from 0; one or two
+/// distinct units per item), and the item term resamples units instead of items. Items that
+/// share material are not independent draws: an analogy question `a:b :: c:d` is built from two
+/// word pairs, each of which makes many questions (most of Google's sections hold every ordered
+/// combination of their pairs), so it resamples as `[pair(a,b), pair(c,d)]`; a similarity pair
+/// `(x, y)` as `[word(x), word(y)]` (WS-353's 353 pairs use 437 words, MEN's 3,000 use 751).
+/// * One unit per item is a cluster bootstrap: clusters drawn with replacement, an item kept
+///   as often as its cluster is drawn.
+/// * Two units per item (a crossed or dyadic design): units are drawn with replacement, an item
+///   weighted by the product of its units' counts (Owen's pigeonhole bootstrap, 2007). With
+///   counts `c ~ Poisson(1)` the linearised variance of that bootstrap is
+///   `sum_ij Cov(c_u c_v, c_u' c_v') r_i r_j / N^2` (`r` the items' residuals): weight 3 for an item
+///   with itself (and for two items on the same two units), 1 for two items sharing one unit, 0
+///   otherwise. The variance the design has is the dyadic-robust sum (Fafchamps & Gubert 2007;
+///   Aronow, Samii & Assenova 2015) with weight 1 wherever two items share a unit, so the
+///   product bootstrap counts each item's own noise three times: where items share little
+///   (WS-353), its interval is sqrt(3) too wide. The item term is therefore
+///   `v_units - 2 v_sets`, where `v_sets` is the cluster bootstrap's variance over the items'
+///   unit sets (`{u, v}`: an item and its mirror `c:d :: a:b`): it removes exactly the excess
+///   weight 2 on those terms. Estimated from two sets of draws, the difference can fall below
+///   what the items would give as independent draws only by chance (items sharing a unit
+///   would have to co-vary negatively); it is then floored at `v_sets`, as Cameron, Gelbach &
+///   Miller (2011) fall back to a one-way variance when the two-way one is not positive.
+///   An item built twice from one unit (`tiger`-`tiger`) counts that unit once, and in a set
+///   whose other items have two units it gets a private second unit, so that the correction
+///   holds for it too.
+///
+/// With one seed the seed term cannot be estimated and is left out: the interval then says
+/// nothing about another seed.
 pub fn item_and_seed_interval<T>(
     a: &[T],
     b: Option<&[T]>,
@@ -247,56 +353,40 @@ pub fn item_and_seed_interval<T>(
     } else {
         0.0
     };
-    // The units these items use, numbered 0.. (a subset of a benchmark's items leaves others
-    // out, and a resample draws as many units as the items use).
-    let units: Option<Vec<Vec<usize>>> = units.map(|u| {
-        let mut ids = std::collections::HashMap::new();
-        u.iter()
-            .map(|of| {
-                of.iter()
-                    .map(|x| {
-                        let next = ids.len();
-                        *ids.entry(*x).or_insert(next)
-                    })
-                    .collect()
-            })
-            .collect()
-    });
-    let units = units.as_deref();
-    let n_units = units.map_or(n_items, |u| {
-        u.iter().flatten().map(|&x| x + 1).max().unwrap_or(0)
-    });
+    let units = units.map(pad_units);
     let mut rng = SplitMix64::new(seed);
-    let mut items = Vec::with_capacity(n_items);
-    let mut drawn = vec![0usize; n_units];
-    let draws: Vec<f64> = (0..resamples)
-        .map(|_| {
-            items.clear();
-            match units {
-                None => items.extend((0..n_items).map(|_| index(&mut rng, n_items))),
-                Some(u) => {
-                    drawn.iter_mut().for_each(|m| *m = 0);
-                    for _ in 0..n_units {
-                        drawn[index(&mut rng, n_units)] += 1;
-                    }
-                    for (i, of) in u.iter().enumerate() {
-                        let times: usize = of.iter().map(|&x| drawn[x]).product();
-                        items.extend(std::iter::repeat_n(i, times));
-                    }
+    let mut resample = |weights: &mut dyn FnMut(&mut SplitMix64, &mut Vec<usize>)| -> f64 {
+        let mut items = Vec::with_capacity(n_items);
+        let draws: Vec<f64> = (0..resamples)
+            .map(|_| {
+                items.clear();
+                weights(&mut rng, &mut items);
+                if items.is_empty() {
+                    return f64::NAN;
                 }
+                (0..k).map(|s| diff(s, &items)).sum::<f64>() / k as f64
+            })
+            .filter(|d| d.is_finite())
+            .collect();
+        if draws.len() > 1 {
+            let m = draws.iter().sum::<f64>() / draws.len() as f64;
+            draws.iter().map(|d| (d - m).powi(2)).sum::<f64>() / (draws.len() - 1) as f64
+        } else {
+            f64::NAN
+        }
+    };
+    let v_items = match units {
+        None => resample(&mut |rng, items| items.extend((0..n_items).map(|_| index(rng, n_items)))),
+        Some(u) if u.per_item == 1 => resample(&mut u.weights()),
+        Some(u) => {
+            let v_units = resample(&mut u.weights());
+            let v_sets = resample(&mut u.sets().weights());
+            if v_units.is_nan() || v_sets.is_nan() {
+                f64::NAN
+            } else {
+                (v_units - 2.0 * v_sets).max(v_sets)
             }
-            if items.is_empty() {
-                return f64::NAN;
-            }
-            (0..k).map(|s| diff(s, &items)).sum::<f64>() / k as f64
-        })
-        .filter(|d| d.is_finite())
-        .collect();
-    let v_items = if draws.len() > 1 {
-        let m = draws.iter().sum::<f64>() / draws.len() as f64;
-        draws.iter().map(|d| (d - m).powi(2)).sum::<f64>() / (draws.len() - 1) as f64
-    } else {
-        f64::NAN
+        }
     };
     let total = v_items + v_seeds;
     let half = if total == 0.0 {
@@ -547,6 +637,81 @@ mod tests {
         let one_unit: Vec<Vec<usize>> = (0..380).map(|i| vec![i]).collect();
         let same = item_and_seed_interval(&one, None, 380, Some(&one_unit), accuracy, 4000, 4);
         assert!(((same.hi - same.estimate) - (flat.hi - flat.estimate)).abs() < 0.006);
+    }
+
+    /// Mean of the values at `items`: a statistic whose variance has a closed form.
+    #[allow(clippy::ptr_arg)]
+    fn mean_at(x: &Vec<f64>, items: &[usize]) -> f64 {
+        items.iter().map(|&i| x[i]).sum::<f64>() / items.len() as f64
+    }
+
+    #[test]
+    fn items_of_two_units_that_share_none_get_the_item_bootstraps_width() {
+        // 400 items half right, each built from two words of its own: no item shares a unit,
+        // so they are 400 independent draws and the half-width is 1.96 sqrt(0.25 / 400) =
+        // 0.049, as resampling items gives. The product of two counts alone would give
+        // sqrt(3) times that (0.085): each item's own noise counted three times.
+        let correct: Vec<bool> = (0..400).map(|i| (i * 7919) % 400 < 200).collect();
+        let own: Vec<Vec<usize>> = (0..400).map(|i| vec![2 * i, 2 * i + 1]).collect();
+        let one = [correct];
+        let ci = item_and_seed_interval(&one, None, 400, Some(&own), accuracy, 4000, 12);
+        assert!((ci.hi - ci.estimate - 0.049).abs() < 0.004, "{ci:?}");
+    }
+
+    #[test]
+    fn a_dyadic_design_gets_the_dyadic_robust_variance() {
+        // Every pair of 40 words an item (780), valued a_x + a_y + e_xy: the words' effects
+        // make items that share a word co-vary. The variance of the mean over such a design
+        // is the dyadic-robust sum over every two items that share a word, itself included,
+        // of r_i r_j / N^2 (r the residuals about the mean), computed here directly.
+        let w = 40;
+        let mut rng = SplitMix64::new(21);
+        let mut unit = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        let a: Vec<f64> = (0..w).map(|_| 0.6 * unit()).collect();
+        let (mut units, mut x) = (Vec::new(), Vec::new());
+        for p in 0..w {
+            for q in p + 1..w {
+                units.push(vec![p, q]);
+                x.push(a[p] + a[q] + 2.0 * unit());
+            }
+        }
+        let n = x.len();
+        let m = x.iter().sum::<f64>() / n as f64;
+        let r: Vec<f64> = x.iter().map(|v| v - m).collect();
+        let mut dyadic = 0.0;
+        for i in 0..n {
+            for j in 0..n {
+                if units[i].iter().any(|u| units[j].contains(u)) {
+                    dyadic += r[i] * r[j];
+                }
+            }
+        }
+        let expected = 1.96 * (dyadic / (n * n) as f64).sqrt();
+        let independent = 1.96 * (r.iter().map(|v| v * v).sum::<f64>() / (n * n) as f64).sqrt();
+        let one = [x];
+        let ci = item_and_seed_interval(&one, None, n, Some(&units), mean_at, 4000, 22);
+        let half = ci.hi - ci.estimate;
+        // Shared words widen it well beyond independent items, and the estimate lands on the
+        // dyadic sum (within the resampling's noise and the multinomial's 1/40).
+        assert!(expected > 1.3 * independent, "{expected} {independent}");
+        assert!(
+            (half / expected - 1.0).abs() < 0.08,
+            "{half} against {expected}"
+        );
+    }
+
+    #[test]
+    fn a_unit_named_twice_in_an_item_counts_once_and_others_get_a_private_second_unit() {
+        let u = pad_units(&[vec![7, 7], vec![7, 9], vec![3]]);
+        // 7, 9 and 3 are units 0, 1 and 2; the private units follow (3, 4).
+        assert_eq!(u.of, vec![vec![0, 3], vec![0, 1], vec![2, 4]]);
+        assert_eq!((u.count, u.per_item), (5, 2));
+        // The unit sets: an item and its mirror are one cluster.
+        let s = pad_units(&[vec![1, 2], vec![2, 1], vec![1, 3]]).sets();
+        assert_eq!((s.of, s.count), (vec![vec![0], vec![0], vec![1]], 2));
+        // One unit each stays a cluster bootstrap.
+        let c = pad_units(&[vec![5], vec![5, 5], vec![6]]);
+        assert_eq!((c.of, c.per_item), (vec![vec![0], vec![0], vec![1]], 1));
     }
 
     #[test]
