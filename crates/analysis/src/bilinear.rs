@@ -336,7 +336,8 @@ impl BenchmarkPairs {
     /// over `resamples` resamples of the benchmark's words (seeded): pairs that share a word
     /// are not independent draws, so they resample through their two words, with the
     /// correction for crossed units of [`crate::inference::item_and_seed_interval`] (one
-    /// table, so no seed term).
+    /// table, so no seed term): a normal interval, cut to rho's range [-1, 1] (before
+    /// 2026-11-28, a percentile interval over pairs resampled as if independent).
     pub fn human_interval(
         &self,
         scores: &[f64],
@@ -345,7 +346,7 @@ impl BenchmarkPairs {
     ) -> crate::inference::Interval {
         let data = (self.human.clone(), scores.to_vec());
         let words: Vec<Vec<usize>> = self.rows.iter().map(|&(i, j)| vec![i, j]).collect();
-        crate::inference::item_and_seed_interval(
+        let iv = crate::inference::item_and_seed_interval(
             std::slice::from_ref(&data),
             None,
             self.rows.len(),
@@ -353,7 +354,14 @@ impl BenchmarkPairs {
             crate::inference::spearman_at,
             resamples,
             seed,
-        )
+        );
+        // An undefined bound stays undefined (f64::max would turn NaN into -1).
+        let cut = |x: f64| if x.is_nan() { x } else { x.clamp(-1.0, 1.0) };
+        crate::inference::Interval {
+            lo: cut(iv.lo),
+            hi: cut(iv.hi),
+            ..iv
+        }
     }
 
     /// The plain dot product of each pair's rows of `e` (`n x d`): the score of M = I.

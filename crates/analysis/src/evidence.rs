@@ -160,6 +160,14 @@ pub struct Difference {
     pub seeds_left_out: bool,
 }
 
+/// A difference's change between two points ([`Evidence::difference_change`]).
+#[derive(Clone, Debug)]
+pub struct Change {
+    pub change: Estimate,
+    /// The seeds all four tables were trained with, which the change is computed on.
+    pub seeds: Vec<u64>,
+}
+
 /// Per-item outcomes of every measured model, by (rep, benchmark) and seed.
 pub struct Evidence {
     items: HashMap<(Rep, String), BTreeMap<u64, Values>>,
@@ -405,6 +413,68 @@ impl Evidence {
             seeds: common,
             seeds_left_out,
             mcnemar,
+        })
+    }
+
+    /// How a difference between two tables changed between two points (of the training budget,
+    /// or two corpus sizes): `(a1 - b1) - (a0 - b0)` on the items all four have in `half` and
+    /// the seeds all four were trained with, as the seed mean of each seed's contrast, with
+    /// the item-and-seed interval of that contrast (the four tables' items resampled together,
+    /// through their units as a score's are; the seeds' spread at the seed count's degrees of
+    /// freedom). The difference at each point has its own interval, but whether it moved
+    /// between them is this one's. `None` when any is missing or they share no seed.
+    pub fn difference_change(
+        &self,
+        [a1, b1, a0, b0]: [&Rep; 4],
+        benchmark: &str,
+        half: Half,
+    ) -> Option<Change> {
+        let reps = [a1, b1, a0, b0];
+        let items = self.common_items(&reps, benchmark, half)?;
+        let mut common: Option<BTreeSet<u64>> = None;
+        for r in reps {
+            let ids: BTreeSet<u64> = self.seeds(r, benchmark)?.keys().copied().collect();
+            common = Some(match common {
+                None => ids,
+                Some(c) => c.intersection(&ids).copied().collect(),
+            });
+        }
+        let common: Vec<u64> = common?.into_iter().collect();
+        if common.is_empty() {
+            return None;
+        }
+        let data = reps.map(|r| self.data(r, benchmark, &items, Some(&common)));
+        let seed = stream(a1, Some(a0), benchmark, half) ^ stream(b1, Some(b0), benchmark, half);
+        let n = items.len();
+        // Per seed, the four tables' data in the order a1, b1, a0, b0.
+        fn per_seed<T: Clone>(four: [&Vec<T>; 4]) -> Vec<[T; 4]> {
+            (0..four[0].len())
+                .map(|s| four.map(|d| d[s].clone()))
+                .collect()
+        }
+        let contrast = |x: [f64; 4]| x[0] - x[1] - x[2] + x[3];
+        let interval = match &data {
+            [Data::Analogy(units, a1), Data::Analogy(_, b1), Data::Analogy(_, a0), Data::Analogy(_, b0)] =>
+            {
+                let seeds = per_seed([a1, b1, a0, b0]);
+                let stat = |t: &[Vec<bool>; 4], items: &[usize]| {
+                    contrast([0, 1, 2, 3].map(|j| crate::inference::accuracy(&t[j], items)))
+                };
+                item_and_seed_interval(&seeds, None, n, units.as_deref(), stat, RESAMPLES, seed)
+            }
+            [Data::Similarity(units, a1), Data::Similarity(_, b1), Data::Similarity(_, a0), Data::Similarity(_, b0)] =>
+            {
+                let seeds = per_seed([a1, b1, a0, b0]);
+                let stat = |t: &[(Vec<f64>, Vec<f64>); 4], items: &[usize]| {
+                    contrast([0, 1, 2, 3].map(|j| spearman_at(&t[j], items)))
+                };
+                item_and_seed_interval(&seeds, None, n, units.as_deref(), stat, RESAMPLES, seed)
+            }
+            _ => return None,
+        };
+        Some(Change {
+            change: Estimate { interval, items: n },
+            seeds: common,
         })
     }
 
@@ -812,6 +882,52 @@ mod tests {
         let c = Rep::new("c", "embedding", None);
         ev.insert(c.clone(), "q", 9, Values::Outcomes(half));
         assert!(ev.difference(&a, &c, "q", Half::All).is_none());
+    }
+
+    #[test]
+    fn a_difference_change_is_the_contrast_of_four_tables_paired_by_seed_and_item() {
+        // 100 questions. a1 answers the first 60, b1 the first 30, a0 the first 40, b0 the
+        // first 30: (0.6 - 0.3) - (0.4 - 0.3) = 0.2. Per question the contrast is 1 on
+        // questions 40-59 and 0 elsewhere, so with every seed alike the interval is the item
+        // bootstrap's: 0.2 +- 1.96 sqrt(0.2 * 0.8 / 100) = 0.2 +- 0.078. Seed 4 of a0 alone
+        // (no other table has it) is left out.
+        let mut ev = Evidence::new(&[], &[]);
+        let first = |k: usize| Values::Outcomes((0..100).map(|i| Some(i < k)).collect());
+        let reps = ["a1", "b1", "a0", "b0"].map(|m| Rep::new(m, "embedding", None));
+        for s in 1..=3 {
+            for (r, k) in reps.iter().zip([60, 30, 40, 30]) {
+                ev.insert(r.clone(), "q", s, first(k));
+            }
+        }
+        ev.insert(reps[2].clone(), "q", 4, first(100));
+        let c = ev
+            .difference_change([&reps[0], &reps[1], &reps[2], &reps[3]], "q", Half::All)
+            .unwrap();
+        assert_eq!(c.seeds, vec![1, 2, 3]);
+        assert!((c.change.interval.estimate - 0.2).abs() < 1e-12, "{c:?}");
+        let half = c.change.interval.hi - c.change.interval.estimate;
+        assert!((half - 0.078).abs() < 0.006, "{c:?}");
+        // Seeds that disagree (b0 answers 30, 20 and 10 on seeds 1-3: contrasts 0.2, 0.1,
+        // 0.0) carry their spread. By hand: the seed-mean contrast per question is 0 (0-9),
+        // -1/3 (10-19), -2/3 (20-29), 0 (30-39), 1 (40-59), 0 (60-99): mean 0.1, item term
+        // (0.25556 - 0.01) / 100 = 2.456e-3; seed term var(0.2, 0.1, 0) / 3 = 3.333e-3;
+        // Satterthwaite df 5.789e-3^2 / (3.333e-3^2 / 2) = 6.03, t975 = 2.446; half-width
+        // 2.446 * sqrt(5.789e-3) = 0.186.
+        for (s, k) in [(1, 30), (2, 20), (3, 10)] {
+            ev.insert(reps[3].clone(), "q", s, first(k));
+        }
+        let c = ev
+            .difference_change([&reps[0], &reps[1], &reps[2], &reps[3]], "q", Half::All)
+            .unwrap();
+        assert!((c.change.interval.estimate - 0.1).abs() < 1e-12, "{c:?}");
+        let half = c.change.interval.hi - c.change.interval.estimate;
+        assert!((half - 0.186).abs() < 0.006, "{c:?}");
+        // No seed shared by all four: no change.
+        let lone = Rep::new("lone", "embedding", None);
+        ev.insert(lone.clone(), "q", 9, first(50));
+        assert!(ev
+            .difference_change([&reps[0], &reps[1], &reps[2], &lone], "q", Half::All)
+            .is_none());
     }
 
     #[test]

@@ -38,9 +38,11 @@ pub struct BudgetRow {
     pub benchmark: String,
     /// `score` (Spearman's rho, or 3CosAdd accuracy, at `tokens_seen`), `change` (the score
     /// at `tokens_seen`, the last point every seed reached, minus the score at `from_tokens`,
-    /// the first point at or past half of it), or `difference` (this table's score minus
+    /// the first point at or past half of it), `difference` (this table's score minus
     /// `other_model`'s `other_representation`'s at `tokens_seen`, on the items and seeds both
-    /// have: [`TABLE_DIFFERENCES`]).
+    /// have: [`TABLE_DIFFERENCES`]), or `difference-change` (that difference at `tokens_seen`,
+    /// the last point both reached, minus at `from_tokens`, the first at or past half of it:
+    /// [`analysis::evidence::Evidence::difference_change`]).
     pub quantity: String,
     pub tokens_seen: u64,
     pub from_tokens: u64,
@@ -50,7 +52,7 @@ pub struct BudgetRow {
     pub seeds: usize,
     /// Items the value rests on (pairs or questions answered at every point compared).
     pub items: usize,
-    /// The table subtracted, for `difference`; empty otherwise.
+    /// The table subtracted, for `difference` and `difference-change`; empty otherwise.
     #[serde(default)]
     pub other_model: String,
     #[serde(default)]
@@ -150,7 +152,8 @@ pub fn rows(snapshots: Vec<SnapshotItemRow>, benchmarks: &Benchmarks) -> Vec<Bud
             else {
                 continue;
             };
-            for &t in ta.iter().filter(|t| tb.contains(t)) {
+            let both: Vec<u64> = ta.iter().copied().filter(|t| tb.contains(t)).collect();
+            for &t in &both {
                 let (a, b) = (
                     Rep::new(ma, &at(ra, t), None),
                     Rep::new(mb, &at(rb, t), None),
@@ -177,6 +180,38 @@ pub fn rows(snapshots: Vec<SnapshotItemRow>, benchmarks: &Benchmarks) -> Vec<Bud
                     other_representation: rb.into(),
                 });
             }
+            // How the difference moved over the second half of the budget (the last point both
+            // reached against the first at or past half its tokens), with its own interval.
+            if let [.., last] = both[..] {
+                let half = (both.iter().copied()).find(|&t| 2 * t >= last && t < last);
+                let rep = |m: &str, r: &str, t: u64| Rep::new(m, &at(r, t), None);
+                let change = half.and_then(|h| {
+                    let four = [
+                        &rep(ma, ra, last),
+                        &rep(mb, rb, last),
+                        &rep(ma, ra, h),
+                        &rep(mb, rb, h),
+                    ];
+                    Some((h, evidence.difference_change(four, benchmark, Half::All)?))
+                });
+                if let Some((h, c)) = change.filter(|(_, c)| c.seeds.len() >= 2) {
+                    out.push(BudgetRow {
+                        model: ma.into(),
+                        representation: ra.into(),
+                        benchmark: benchmark.into(),
+                        quantity: "difference-change".into(),
+                        tokens_seen: last,
+                        from_tokens: h,
+                        value: c.change.interval.estimate,
+                        lo: c.change.interval.lo,
+                        hi: c.change.interval.hi,
+                        seeds: c.seeds.len(),
+                        items: c.change.items,
+                        other_model: mb.into(),
+                        other_representation: rb.into(),
+                    });
+                }
+            }
         }
     }
     out
@@ -200,6 +235,23 @@ fn tokens(t: u64) -> String {
     }
 }
 
+/// A change row as the report writes it: `; 4k - 2k: +0.120 [+0.050, +0.190], higher at 4k
+/// than at 2k` (or "lower", or "no change shown" where the interval holds 0).
+fn moved(c: &BudgetRow) -> String {
+    let (end, from) = (tokens(c.tokens_seen), tokens(c.from_tokens));
+    let verdict = if c.lo > 0.0 {
+        format!("higher at {end} than at {from}")
+    } else if c.hi < 0.0 {
+        format!("lower at {end} than at {from}")
+    } else {
+        "no change shown".to_string()
+    };
+    format!(
+        "; {end} - {from}: {:+.3} [{:+.3}, {:+.3}], {verdict}",
+        c.value, c.lo, c.hi
+    )
+}
+
 /// The report's section: per benchmark, each table's score at every point and its change over
 /// the second half of the budget.
 pub fn section(rows: &[BudgetRow]) -> String {
@@ -214,7 +266,7 @@ pub fn section(rows: &[BudgetRow]) -> String {
     }
     let _ = writeln!(
         w,
-        "Each table scored at every snapshot every seed reached, under one recipe (seed mean [95% interval over items and seeds]; word2vec trained to each snapshot's token count), and the last such point minus the first at or past half its tokens, on the same items and seeds, with its own interval: where it excludes 0 the answer was still moving over that stretch. Then the differences between tables the answers rest on, at every point both reached (seed s of one against seed s of the other, on the items both answer; \"above 0\" or \"below 0\" where the interval excludes 0). word2vec's learning rate decays to 0 over each of its budgets while a transformer's snapshot is taken mid-schedule, which favours word2vec at the intermediate points.\n"
+        "Each table scored at every snapshot every seed reached, under one recipe (seed mean [95% interval over items and seeds]; word2vec trained to each snapshot's token count), and the last such point minus the first at or past half its tokens, on the same items and seeds, with its own interval: where it excludes 0 the answer was still moving over that stretch. Then the differences between tables the answers rest on, at every point both reached (seed s of one against seed s of the other, on the items both answer; \"above 0\" or \"below 0\" where the interval excludes 0), and how each difference moved over the second half of the budget: the four tables' contrast on the same items and seeds, with its own interval. word2vec's learning rate decays to 0 over each of its budgets while a transformer's snapshot is taken mid-schedule, which favours word2vec at the intermediate points.\n"
     );
     let fmt = |r: &BudgetRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
     for bench in BENCHMARKS {
@@ -230,7 +282,7 @@ pub fn section(rows: &[BudgetRow]) -> String {
         let _ = writeln!(w, "**{bench}** ({metric})\n");
         let mut tables: Vec<(&str, &str)> = here
             .iter()
-            .filter(|r| r.quantity != "difference")
+            .filter(|r| !r.quantity.starts_with("difference"))
             .map(|r| (r.model.as_str(), r.representation.as_str()))
             .collect();
         tables.sort();
@@ -239,6 +291,7 @@ pub fn section(rows: &[BudgetRow]) -> String {
             let mine: Vec<&&BudgetRow> = here
                 .iter()
                 .filter(|r| r.model == model && r.representation == rep)
+                .filter(|r| !r.quantity.starts_with("difference"))
                 .collect();
             let curve: Vec<String> = mine
                 .iter()
@@ -246,27 +299,10 @@ pub fn section(rows: &[BudgetRow]) -> String {
                 .map(|r| format!("{} {}", tokens(r.tokens_seen), fmt(r)))
                 .collect();
             let seeds = mine.first().map_or(0, |r| r.seeds);
-            let change = match mine.iter().find(|r| r.quantity == "change") {
-                Some(c) => {
-                    let (end, from) = (tokens(c.tokens_seen), tokens(c.from_tokens));
-                    let verdict = if c.lo > 0.0 {
-                        format!("higher at {end} than at {from}")
-                    } else if c.hi < 0.0 {
-                        format!("lower at {end} than at {from}")
-                    } else {
-                        "no change shown".to_string()
-                    };
-                    format!(
-                        "; {} - {}: {:+.3} [{:+.3}, {:+.3}], {verdict}",
-                        tokens(c.tokens_seen),
-                        tokens(c.from_tokens),
-                        c.value,
-                        c.lo,
-                        c.hi
-                    )
-                }
-                None => String::new(),
-            };
+            let change = mine
+                .iter()
+                .find(|r| r.quantity == "change")
+                .map_or(String::new(), |c| moved(c));
             let _ = writeln!(
                 w,
                 "- {model} {rep} ({seeds} seeds): {}{change}",
@@ -293,9 +329,17 @@ pub fn section(rows: &[BudgetRow]) -> String {
                     format!("{} {}{sign}", tokens(r.tokens_seen), fmt(r))
                 })
                 .collect();
+            let change = here
+                .iter()
+                .find(|r| {
+                    r.quantity == "difference-change"
+                        && (r.model.as_str(), r.representation.as_str()) == (ma, ra)
+                        && (r.other_model.as_str(), r.other_representation.as_str()) == (mb, rb)
+                })
+                .map_or(String::new(), |c| moved(c));
             let _ = writeln!(
                 w,
-                "- {what} ({} seeds): {}",
+                "- {what} ({} seeds): {}{change}",
                 points[0].seeds,
                 shown.join(", ")
             );
@@ -462,10 +506,31 @@ mod tests {
         }
         assert!(diffs[0].lo > 0.5, "{:?}", diffs[0]);
         assert!(diffs[1].lo < 0.0 && diffs[1].hi > 0.0, "{:?}", diffs[1]);
+        // The difference fell from 1k to 2k (the masked LM caught up): the four tables'
+        // contrast is the two points' differences' difference, and its interval says so.
+        let change = rows
+            .iter()
+            .find(|r| r.quantity == "difference-change")
+            .unwrap();
+        assert_eq!(
+            (
+                change.tokens_seen,
+                change.from_tokens,
+                change.seeds,
+                change.items
+            ),
+            (2000, 1000, 3, 353)
+        );
+        assert!(
+            (change.value - (diffs[1].value - diffs[0].value)).abs() < 1e-9,
+            "{change:?}"
+        );
+        assert!(change.hi < 0.0, "{change:?}");
         let text = section(&rows);
         let line = format!(
-            "- word2vec SGNS - masked LM (tied) embedding (3 seeds): 1k {:.3} [{:.3}, {:.3}] (above 0), 2k {:.3} [{:.3}, {:.3}]\n",
-            diffs[0].value, diffs[0].lo, diffs[0].hi, diffs[1].value, diffs[1].lo, diffs[1].hi
+            "- word2vec SGNS - masked LM (tied) embedding (3 seeds): 1k {:.3} [{:.3}, {:.3}] (above 0), 2k {:.3} [{:.3}, {:.3}]; 2k - 1k: {:+.3} [{:+.3}, {:+.3}], lower at 2k than at 1k\n",
+            diffs[0].value, diffs[0].lo, diffs[0].hi, diffs[1].value, diffs[1].lo, diffs[1].hi,
+            change.value, change.lo, change.hi
         );
         assert!(text.contains(&line), "{line}\n{text}");
     }

@@ -99,8 +99,10 @@ pub struct SizeRow {
     /// `spearman` (the score), `spearman_minus_untrained`, `spearman_minus_other` (this
     /// table's score minus `other_model`'s `other_representation`'s, [`TABLE_DIFFERENCES`]),
     /// `largest_minus_this` (the largest arm's score, or gain, minus this arm's,
-    /// [`change_with_size`]), `context_gain_at_mask`, or `corpus_tokens` (one row per arm,
-    /// naming it even when nothing is measured there).
+    /// [`change_with_size`]), `largest_minus_this_difference` (the largest arm's
+    /// `spearman_minus_other` minus this arm's, on the pairs and seeds all four tables have),
+    /// `context_gain_at_mask`, or `corpus_tokens` (one row per arm, naming it even when nothing
+    /// is measured there).
     pub quantity: String,
     pub value: f64,
     pub lo: f64,
@@ -108,7 +110,8 @@ pub struct SizeRow {
     pub seeds: usize,
     /// Items the value rests on (pairs answered); 0 for the gain, whose interval is over seeds.
     pub items: usize,
-    /// The table subtracted, for `spearman_minus_other`; empty otherwise.
+    /// The table subtracted, for `spearman_minus_other` and `largest_minus_this_difference`;
+    /// empty otherwise.
     #[serde(default)]
     pub other_model: String,
     #[serde(default)]
@@ -435,6 +438,44 @@ pub fn change_with_size(arms: &[ArmItems], benchmarks: &Benchmarks) -> Vec<SizeR
                 }
             }
         }
+        // How each comparison between tables changed between the sizes: the four tables'
+        // contrast (largest arm's difference minus this arm's) on the pairs all four answer
+        // and the seeds all four were measured with, with its own interval.
+        for ((ma, ra), (mb, rb), _) in TABLE_DIFFERENCES {
+            let four: Vec<ItemRow> = [largest, a]
+                .iter()
+                .flat_map(|arm| renamed(arm, ma).into_iter().chain(renamed(arm, mb)))
+                .collect();
+            let evidence = super::evidence::from_rows(four, benchmarks);
+            let rep = |m: &str, r: &str, arm: usize| Rep::new(&format!("{m}@{arm}"), r, None);
+            let (ab, bb) = (rep(ma, ra, largest.arm), rep(mb, rb, largest.arm));
+            let (asm, bsm) = (rep(ma, ra, a.arm), rep(mb, rb, a.arm));
+            for bench in BENCHMARKS {
+                let Some(c) = evidence.difference_change([&ab, &bb, &asm, &bsm], bench, Half::All)
+                else {
+                    continue;
+                };
+                if c.seeds.len() < 2 {
+                    continue;
+                }
+                rows.push(SizeRow {
+                    arm: a.arm,
+                    label: a.label.clone(),
+                    tokens: a.tokens,
+                    model: ma.into(),
+                    representation: ra.into(),
+                    benchmark: bench.into(),
+                    quantity: "largest_minus_this_difference".into(),
+                    value: c.change.interval.estimate,
+                    lo: c.change.interval.lo,
+                    hi: c.change.interval.hi,
+                    seeds: c.seeds.len(),
+                    items: c.change.items,
+                    other_model: mb.into(),
+                    other_representation: rb.into(),
+                });
+            }
+        }
         // The gain at [MASK]: each arm's seeds are trained apart and its held-out block is
         // its own prefix's tail, so the change is Welch's over both arms' seeds (it carries
         // the seeds' spread, not the sampling of either held-out text).
@@ -640,7 +681,26 @@ pub fn section(rows: &[SizeRow]) -> String {
                     }
                 })
                 .collect();
-            let _ = writeln!(w, "- {what}: {}", cells.join("; "));
+            let largest = &arms[arms.len() - 1].1;
+            let changes: String = arms[..arms.len() - 1]
+                .iter()
+                .filter_map(|(arm, label, _)| {
+                    let r = rows.iter().find(|r| {
+                        r.arm == *arm
+                            && (r.model.as_str(), r.representation.as_str()) == (ma, ra)
+                            && (r.other_model.as_str(), r.other_representation.as_str()) == (mb, rb)
+                            && r.benchmark == bench
+                            && r.quantity == "largest_minus_this_difference"
+                    })?;
+                    Some(format!(
+                        "; change {largest} - {label} {} (n {}): {}",
+                        fmt(r),
+                        r.items,
+                        verdict(r)
+                    ))
+                })
+                .collect();
+            let _ = writeln!(w, "- {what}: {}{changes}", cells.join("; "));
         }
         let _ = writeln!(w);
     }
@@ -1035,6 +1095,78 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    /// Two sizes: at the smaller, word2vec follows the human scores and the masked LM's
+    /// cosines are noise; at the larger both follow them. SGNS - MLM falls from well above 0
+    /// to about 0, and the change between sizes is the two arms' differences' difference (the
+    /// same pairs and seeds), below 0 with its own interval, and the section says so.
+    #[test]
+    fn a_comparison_between_tables_gets_its_change_between_sizes() {
+        let benchmarks = super::super::eval::benchmarks(&[]).unwrap();
+        let arm = |arm: usize, mlm_follows: bool| {
+            let (mut items, scores) = arm_rows(mlm_follows, &[1, 2, 3]);
+            let (follows, _) = arm_rows(true, &[1, 2, 3]);
+            items.extend(
+                (follows.into_iter())
+                    .filter(|i| i.model == "transformer-mlm")
+                    .map(|i| ItemRow {
+                        model: "word2vec-sgns".into(),
+                        representation: "static".into(),
+                        ..i
+                    }),
+            );
+            ArmItems {
+                arm,
+                label: ["a quarter", "all"][arm].into(),
+                tokens: [1000, 4000][arm],
+                items,
+                scores,
+            }
+        };
+        let arms = [arm(0, false), arm(1, true)];
+        let other = |a: &ArmItems| {
+            summarise(
+                a.arm,
+                &a.label,
+                a.tokens,
+                a.items.clone(),
+                &benchmarks,
+                &a.scores,
+            )
+            .into_iter()
+            .find(|r| r.quantity == "spearman_minus_other")
+            .unwrap()
+        };
+        let (small, large) = (other(&arms[0]), other(&arms[1]));
+        let rows = change_with_size(&arms, &benchmarks);
+        let c = rows
+            .iter()
+            .find(|r| r.quantity == "largest_minus_this_difference")
+            .unwrap();
+        assert_eq!(
+            (
+                c.arm,
+                c.model.as_str(),
+                c.other_model.as_str(),
+                c.seeds,
+                c.items
+            ),
+            (0, "word2vec-sgns", "transformer-mlm", 3, 353)
+        );
+        assert!(
+            (c.value - (large.value - small.value)).abs() < 1e-9,
+            "{c:?}"
+        );
+        assert!(small.lo > 0.5 && c.hi < 0.0, "{small:?} {c:?}");
+        let mut all = vec![small, large];
+        all.extend(rows.iter().cloned());
+        let text = section(&all);
+        let tail = format!(
+            "; change all - a quarter {:.3} [{:.3}, {:.3}] (n 353): below 0 (the interval excludes 0)\n",
+            c.value, c.lo, c.hi
+        );
+        assert!(text.contains(&tail), "{tail}\n{text}");
     }
 
     #[test]
