@@ -472,6 +472,19 @@ impl Evidence {
             }
             _ => return None,
         };
+        // A contrast of four accuracies lies in [-2, 2], of four rhos in [-4, 4]; what lies
+        // outside is impossible, and an undefined bound stays undefined.
+        let end = if matches!(data[0], Data::Analogy(..)) {
+            2.0
+        } else {
+            4.0
+        };
+        let cut = |x: f64| if x.is_nan() { x } else { x.clamp(-end, end) };
+        let interval = Interval {
+            lo: cut(interval.lo),
+            hi: cut(interval.hi),
+            ..interval
+        };
         Some(Change {
             change: Estimate { interval, items: n },
             seeds: common,

@@ -1776,7 +1776,7 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
             range(&values(&of("symmetry")))
         );
     }
-    let _ = writeln!(w, "\nThe score a head gives two words' embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments (`pairs.csv`; 95% intervals over the pairs where the run computed them), the plain dot product (M = I) beside the heads, the best single head against the best of as many Gaussian heads (the largest over Gaussian forms of every head's shape, mean ± sd over draws: the null for a maximum), the head at the median rank (the upper middle one of an even count) with its own interval, how many heads score above their own Gaussian forms' mean + 2 sd, and the best head's and the median-rank head's Spearman with the embeddings' cosine on the same pairs (how far a head's score is the cosine similarity itself):\n\n| benchmark | pairs | dot product | best head (layer.head) | best Gaussian head | median-rank head | heads above Gaussian | with cosine: best, median-rank head |\n|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(w, "\nThe score a head gives two words' embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments (`pairs.csv`; 95% intervals over the words, pairs resampled through them, where the run computed them), the plain dot product (M = I) beside the heads, the best single head against the best of as many Gaussian heads (the largest over Gaussian forms of every head's shape, mean ± sd over draws: the null for a maximum), the head at the median rank (the upper middle one of an even count) with its own interval, how many heads score above their own Gaussian forms' mean + 2 sd, and the best head's and the median-rank head's Spearman with the embeddings' cosine on the same pairs (how far a head's score is the cosine similarity itself):\n\n| benchmark | pairs | dot product | best head (layer.head) | best Gaussian head | median-rank head | heads above Gaussian | with cosine: best, median-rank head |\n|---|---|---|---|---|---|---|---|");
     let mut sets: Vec<&str> = pairs.iter().map(|r| r.benchmark.as_str()).collect();
     sets.dedup();
     for set in sets {
@@ -1821,7 +1821,7 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
             median.spearman_cosine
         );
     }
-    let _ = writeln!(w, "\nThe intervals resample the pairs, which share words (so they are if anything narrow), and carry no seed term: one checkpoint. The pair score is read on the raw embedding rows (no position embedding, LayerNorm or bias), for every layer's form (`docs/method.md`).\n");
+    let _ = writeln!(w, "\nThe intervals resample the words the pairs share (each pair through its two words; before 2026-11-28, the pairs as if independent) and carry no seed term: one checkpoint. The pair score is read on the raw embedding rows (no position embedding, LayerNorm or bias), for every layer's form (`docs/method.md`).\n");
     Ok(())
 }
 
