@@ -935,6 +935,55 @@ mod tests {
         assert!((c.change.interval.estimate - 0.1).abs() < 1e-12, "{c:?}");
         let half = c.change.interval.hi - c.change.interval.estimate;
         assert!((half - 0.186).abs() < 0.006, "{c:?}");
+        // The four tables' items resample through their units as a score's do: on a
+        // similarity set, the contrast's interval is item_and_seed_interval's over the words.
+        let set = SimilaritySet {
+            name: "S".into(),
+            pairs: (0..40)
+                .map(|i| {
+                    (
+                        format!("w{}", i % 8),
+                        format!("w{}", 8 + i % 5),
+                        (i % 7) as f64,
+                    )
+                })
+                .collect(),
+        };
+        let mut sim = Evidence::new(&[], std::slice::from_ref(&set));
+        let cos = |r: usize, s: u64| -> Vec<f64> {
+            (0..40)
+                .map(|i| ((i * (r + 3) + s as usize * 11) % 13) as f64 + (i % 7) as f64 * r as f64)
+                .collect()
+        };
+        for (r, rep) in reps.iter().enumerate() {
+            for s in 1..=3 {
+                let v = Values::Cosines(cos(r, s).into_iter().map(Some).collect());
+                sim.insert(rep.clone(), "S", s, v);
+            }
+        }
+        let c = sim
+            .difference_change([&reps[0], &reps[1], &reps[2], &reps[3]], "S", Half::All)
+            .unwrap();
+        let gold: Vec<f64> = set.pairs.iter().map(|p| p.2).collect();
+        let seeds: Vec<[(Vec<f64>, Vec<f64>); 4]> = (1..=3)
+            .map(|s| [0, 1, 2, 3].map(|r| (gold.clone(), cos(r, s))))
+            .collect();
+        let stat = |t: &[(Vec<f64>, Vec<f64>); 4], items: &[usize]| {
+            let rho = |j: usize| spearman_at(&t[j], items);
+            rho(0) - rho(1) - rho(2) + rho(3)
+        };
+        let seed = stream(&reps[0], Some(&reps[2]), "S", Half::All)
+            ^ stream(&reps[1], Some(&reps[3]), "S", Half::All);
+        let words = pair_words(&set);
+        let want = item_and_seed_interval(&seeds, None, 40, Some(&words), stat, RESAMPLES, seed);
+        assert_eq!(
+            (
+                c.change.interval.estimate,
+                c.change.interval.lo,
+                c.change.interval.hi
+            ),
+            (want.estimate, want.lo, want.hi)
+        );
         // No seed shared by all four: no change.
         let lone = Rep::new("lone", "embedding", None);
         ev.insert(lone.clone(), "q", 9, first(50));
