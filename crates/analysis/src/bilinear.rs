@@ -364,6 +364,40 @@ impl BenchmarkPairs {
         }
     }
 
+    /// The paired difference of two scores' Spearman rho with the human judgments,
+    /// `rho(human, a) - rho(human, b)` (one score per pair each, on the same pairs), with its
+    /// 95% interval over `resamples` resamples of the benchmark's words (seeded), as
+    /// [`BenchmarkPairs::human_interval`]: both rhos read each resample's pairs, so what the
+    /// pairs have in common cancels (two intervals that overlap can still hold a difference
+    /// that excludes zero). Cut to the difference's range [-2, 2].
+    pub fn human_difference_interval(
+        &self,
+        a: &[f64],
+        b: &[f64],
+        resamples: usize,
+        seed: u64,
+    ) -> crate::inference::Interval {
+        assert_eq!(a.len(), self.rows.len());
+        assert_eq!(b.len(), self.rows.len());
+        let of = |s: &[f64]| [(self.human.clone(), s.to_vec())];
+        let words: Vec<Vec<usize>> = self.rows.iter().map(|&(i, j)| vec![i, j]).collect();
+        let iv = crate::inference::item_and_seed_interval(
+            &of(a),
+            Some(&of(b)),
+            self.rows.len(),
+            Some(&words),
+            crate::inference::spearman_at,
+            resamples,
+            seed,
+        );
+        let cut = |x: f64| if x.is_nan() { x } else { x.clamp(-2.0, 2.0) };
+        crate::inference::Interval {
+            lo: cut(iv.lo),
+            hi: cut(iv.hi),
+            ..iv
+        }
+    }
+
     /// The plain dot product of each pair's rows of `e` (`n x d`): the score of M = I.
     pub fn dot(&self, e: &[f32], d: usize) -> Vec<f64> {
         self.rows
@@ -594,12 +628,53 @@ mod tests {
             iv.lo <= iv.estimate && iv.estimate <= iv.hi && iv.lo < iv.hi,
             "{iv:?}"
         );
+        // The paired difference: scores ranked as people rank the pairs against the reverse
+        // order is 1 - (-1) = 2 in every resample, so no width; a score against itself is 0.
+        let iv = found.human_difference_interval(&found.human, &reversed, 200, 3);
+        assert!(
+            near(iv.estimate, 2.0) && near(iv.lo, 2.0) && near(iv.hi, 2.0),
+            "{iv:?}"
+        );
+        let iv = found.human_difference_interval(&head0, &head0, 200, 3);
+        assert!(near(iv.estimate, 0.0) && near(iv.lo, 0.0) && near(iv.hi, 0.0));
         // Fewer than three pairs found: nothing to rank.
         let few = crate::SimilaritySet {
             name: "few".into(),
             pairs: set.pairs[..2].to_vec(),
         };
         assert!(similarity_pair_forms(&table, &vocab, &few, &[]).is_none());
+    }
+
+    #[test]
+    fn a_paired_difference_cancels_what_two_scores_share() {
+        // Every pair of 30 words; two scores that share a large noise and differ by a small
+        // one: each alone is a loose read of the judgments, their difference a tight one.
+        let mut rng = SplitMix64::new(11);
+        let mut g = || rng.next_f32() as f64 - 0.5;
+        let rows: Vec<(usize, usize)> = (0..30)
+            .flat_map(|i| (i + 1..30).map(move |j| (i, j)))
+            .collect();
+        let n = rows.len();
+        let human: Vec<f64> = (0..n).map(|_| g()).collect();
+        let shared: Vec<f64> = (0..n).map(|_| g()).collect();
+        let a: Vec<f64> = (0..n).map(|k| human[k] + shared[k]).collect();
+        let b: Vec<f64> = (0..n).map(|k| a[k] + 0.1 * g()).collect();
+        let p = BenchmarkPairs {
+            rows,
+            human,
+            cosine: vec![0.0; n],
+            positions: (0..n).collect(),
+            total: n,
+        };
+        let d = p.human_difference_interval(&a, &b, 400, 5);
+        let (ra, rb) = (p.spearman(&a).0, p.spearman(&b).0);
+        assert!((d.estimate - (ra - rb)).abs() < 1e-12, "{d:?}");
+        let alone = p.human_interval(&a, 400, 5);
+        assert!(d.lo <= d.estimate && d.estimate <= d.hi, "{d:?}");
+        assert!(
+            d.hi - d.lo < 0.25 * (alone.hi - alone.lo),
+            "paired {d:?} against a alone {alone:?}"
+        );
     }
 
     #[test]

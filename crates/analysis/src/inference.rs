@@ -651,6 +651,25 @@ mod tests {
         items.iter().map(|&i| x[i]).sum::<f64>() / items.len() as f64
     }
 
+    /// The residuals of `x` about its mean, and the 95% half-width a dyadic design has: 1.96
+    /// sqrt of the dyadic-robust sum, over every two items that share a unit (an item with
+    /// itself included), of r_i r_j / N^2, computed directly.
+    fn dyadic_half_width(units: &[Vec<usize>], x: &[f64]) -> (Vec<f64>, f64) {
+        let n = x.len();
+        let m = x.iter().sum::<f64>() / n as f64;
+        let r: Vec<f64> = x.iter().map(|v| v - m).collect();
+        let mut dyadic = 0.0;
+        for i in 0..n {
+            for j in 0..n {
+                if units[i].iter().any(|u| units[j].contains(u)) {
+                    dyadic += r[i] * r[j];
+                }
+            }
+        }
+        let half = 1.96 * (dyadic / (n * n) as f64).sqrt();
+        (r, half)
+    }
+
     #[test]
     fn items_of_two_units_that_share_none_get_the_item_bootstraps_width() {
         // 400 items half right, each built from two words of its own: no item shares a unit,
@@ -682,17 +701,7 @@ mod tests {
             }
         }
         let n = x.len();
-        let m = x.iter().sum::<f64>() / n as f64;
-        let r: Vec<f64> = x.iter().map(|v| v - m).collect();
-        let mut dyadic = 0.0;
-        for i in 0..n {
-            for j in 0..n {
-                if units[i].iter().any(|u| units[j].contains(u)) {
-                    dyadic += r[i] * r[j];
-                }
-            }
-        }
-        let expected = 1.96 * (dyadic / (n * n) as f64).sqrt();
+        let (r, expected) = dyadic_half_width(&units, &x);
         let independent = 1.96 * (r.iter().map(|v| v * v).sum::<f64>() / (n * n) as f64).sqrt();
         let one = [x];
         let ci = item_and_seed_interval(&one, None, n, Some(&units), mean_at, 4000, 22);
@@ -733,21 +742,18 @@ mod tests {
             }
         }
         let n = x.len();
-        let mean = x.iter().sum::<f64>() / n as f64;
-        let r: Vec<f64> = x.iter().map(|v| v - mean).collect();
-        let (mut dyadic, mut mirrors) = (0.0, 0.0);
+        let (r, expected) = dyadic_half_width(&units, &x);
+        let mut mirrors = 0.0;
         for i in 0..n {
             for j in 0..n {
-                if units[i].iter().any(|u| units[j].contains(u)) {
-                    dyadic += r[i] * r[j];
-                }
                 if i != j && units[i][0] == units[j][1] && units[i][1] == units[j][0] {
                     mirrors += r[i] * r[j];
                 }
             }
         }
-        let expected = 1.96 * (dyadic / (n * n) as f64).sqrt();
-        let as_strangers = 1.96 * ((dyadic + 2.0 * mirrors) / (n * n) as f64).sqrt();
+        // The mirror terms counted three times instead of once: two more of them.
+        let as_strangers =
+            (expected.powi(2) + 1.96f64.powi(2) * 2.0 * mirrors / (n * n) as f64).sqrt();
         assert!(as_strangers > 1.15 * expected, "{as_strangers} {expected}");
         let one = [x];
         let ci = item_and_seed_interval(&one, None, n, Some(&units), mean_at, 4000, 32);

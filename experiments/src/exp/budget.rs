@@ -253,10 +253,13 @@ fn moved(c: &BudgetRow) -> String {
 }
 
 /// The report's section: per benchmark, each table's score at every point and its change over
-/// the second half of the budget.
-pub fn section(rows: &[BudgetRow]) -> String {
+/// the second half of the budget; `heading_prefix` goes before its heading (a round's: "Round: ").
+pub fn section(rows: &[BudgetRow], heading_prefix: &str) -> String {
     let mut w = String::new();
-    let _ = writeln!(w, "### How each answer moves with the budget\n");
+    let _ = writeln!(
+        w,
+        "### {heading_prefix}How each answer moves with the budget\n"
+    );
     if rows.is_empty() {
         let _ = writeln!(
             w,
@@ -427,7 +430,7 @@ mod tests {
             scores[2],
             scores[1]
         );
-        let text = section(&rows);
+        let text = section(&rows, "");
         assert!(
             text.contains("- transformer-mlm embedding (3 seeds): 1k "),
             "{text}"
@@ -526,18 +529,19 @@ mod tests {
             "{change:?}"
         );
         assert!(change.hi < 0.0, "{change:?}");
-        let text = section(&rows);
+        let text = section(&rows, "Round: ");
         let line = format!(
             "- word2vec SGNS - masked LM (tied) embedding (3 seeds): 1k {:.3} [{:.3}, {:.3}] (above 0), 2k {:.3} [{:.3}, {:.3}]; 2k - 1k: {:+.3} [{:+.3}, {:+.3}], lower at 2k than at 1k\n",
             diffs[0].value, diffs[0].lo, diffs[0].hi, diffs[1].value, diffs[1].lo, diffs[1].hi,
             change.value, change.lo, change.hi
         );
         assert!(text.contains(&line), "{line}\n{text}");
+        assert!(text.starts_with("### Round: How each answer moves with the budget\n"));
     }
 
     #[test]
     fn nothing_kept_says_so() {
-        assert!(section(&[]).contains("No model's snapshots have per-item outcomes kept"));
+        assert!(section(&[], "").contains("No model's snapshots have per-item outcomes kept"));
     }
 
     /// What `--exp dynamics` writes, the report reads back (a plain CSV: no manifest beside it).

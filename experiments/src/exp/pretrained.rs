@@ -98,6 +98,17 @@ pub struct PairRow {
     pub gaussian_best_head_human: Option<f64>,
     #[serde(default)]
     pub gaussian_best_head_human_sd: Option<f64>,
+    /// On the `dot` row only: the best single head's `spearman_human` minus the dot
+    /// product's, paired on the same pairs, with its 95% interval over the words
+    /// ([`bilinear::BenchmarkPairs::human_difference_interval`]). The head is picked on
+    /// these pairs, so the difference leans towards the head: an interval below zero holds
+    /// all the more, one above zero would not.
+    #[serde(default)]
+    pub best_head_minus_dot: Option<f64>,
+    #[serde(default)]
+    pub best_head_minus_dot_lo: Option<f64>,
+    #[serde(default)]
+    pub best_head_minus_dot_hi: Option<f64>,
 }
 
 fn normal(rng: &mut SplitMix64, std: f64) -> f32 {
@@ -1124,9 +1135,14 @@ fn heads_and_pairs(
             spearman_human_hi: hi,
             gaussian_best_head_human: None,
             gaussian_best_head_human_sd: None,
+            best_head_minus_dot: None,
+            best_head_minus_dot_lo: None,
+            best_head_minus_dot_hi: None,
         });
         // Per draw, the best single head among Gaussian forms of every head's shape.
         let mut best_by_draw = vec![f64::NEG_INFINITY; INIT_DRAWS];
+        // The best single head's scores (its rho with the human judgments first).
+        let mut best: Option<(f64, Vec<f64>)> = None;
         for (li, l) in layers.iter().enumerate() {
             let init: Vec<LayerQkv> = (0..INIT_DRAWS)
                 .map(|_| drawn(l, init_std, &mut rng))
@@ -1135,6 +1151,9 @@ fn heads_and_pairs(
                 let scores = bilinear::head_pair_scores(e, l, head, &found.rows);
                 let (human, cosine) = found.spearman(&scores);
                 let (lo, hi) = interval(&scores);
+                if head.is_some() && best.as_ref().is_none_or(|b| human > b.0) {
+                    best = Some((human, scores.clone()));
+                }
                 let (mut ih, mut ic) = (Vec::new(), Vec::new());
                 for (k, w) in init.iter().enumerate() {
                     let (h0, c0) =
@@ -1161,6 +1180,9 @@ fn heads_and_pairs(
                     spearman_human_hi: hi,
                     gaussian_best_head_human: None,
                     gaussian_best_head_human_sd: None,
+                    best_head_minus_dot: None,
+                    best_head_minus_dot_lo: None,
+                    best_head_minus_dot_hi: None,
                 });
             }
         }
@@ -1168,6 +1190,13 @@ fn heads_and_pairs(
             let (m, sd) = mean_sd(&best_by_draw);
             pair_rows[dot_row].gaussian_best_head_human = Some(m);
             pair_rows[dot_row].gaussian_best_head_human_sd = Some(sd);
+        }
+        if let Some((_, scores)) = best {
+            let iv = found.human_difference_interval(&scores, &dot, RESAMPLES, 0x6265_7374);
+            let row = &mut pair_rows[dot_row];
+            row.best_head_minus_dot = Some(iv.estimate);
+            row.best_head_minus_dot_lo = Some(iv.lo);
+            row.best_head_minus_dot_hi = Some(iv.hi);
         }
     }
     output::write_csv(&out.join("pairs.csv"), &pair_rows)?;

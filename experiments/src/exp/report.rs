@@ -1776,7 +1776,7 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
             range(&values(&of("symmetry")))
         );
     }
-    let _ = writeln!(w, "\nThe score a head gives two words' embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments (`pairs.csv`; 95% intervals over the words, pairs resampled through them, where the run computed them), the plain dot product (M = I) beside the heads, the best single head against the best of as many Gaussian heads (the largest over Gaussian forms of every head's shape, mean ± sd over draws: the null for a maximum), the head at the median rank (the upper middle one of an even count) with its own interval, how many heads score above their own Gaussian forms' mean + 2 sd, and the best head's and the median-rank head's Spearman with the embeddings' cosine on the same pairs (how far a head's score is the cosine similarity itself):\n\n| benchmark | pairs | dot product | best head (layer.head) | best Gaussian head | median-rank head | heads above Gaussian | with cosine: best, median-rank head |\n|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(w, "\nThe score a head gives two words' embeddings, (e_i M e_j + e_j M e_i)/2, as a similarity: Spearman with the human judgments (`pairs.csv`; 95% intervals over the words, pairs resampled through them, where the run computed them), the plain dot product (M = I) beside the heads, the best single head, its paired difference from the dot product (both rhos on each resample's pairs; the head is picked on these pairs, so the difference leans its way: an interval below zero holds all the more), the best head against the best of as many Gaussian heads (the largest over Gaussian forms of every head's shape, mean ± sd over draws: the null for a maximum), the head at the median rank (the upper middle one of an even count) with its own interval, how many heads score above their own Gaussian forms' mean + 2 sd, and the best head's and the median-rank head's Spearman with the embeddings' cosine on the same pairs (how far a head's score is the cosine similarity itself):\n\n| benchmark | pairs | dot product | best head (layer.head) | best head - dot product | best Gaussian head | median-rank head | heads above Gaussian | with cosine: best, median-rank head |\n|---|---|---|---|---|---|---|---|---|");
     let mut sets: Vec<&str> = pairs.iter().map(|r| r.benchmark.as_str()).collect();
     sets.dedup();
     for set in sets {
@@ -1807,9 +1807,20 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
         let best_null = dot
             .and_then(|d| Some((d.gaussian_best_head_human?, d.gaussian_best_head_human_sd?)))
             .map_or("-".into(), |(m, sd)| format!("{m:.3} ± {sd:.3}"));
+        let minus_dot = dot
+            .and_then(|d| {
+                Some((
+                    d.best_head_minus_dot?,
+                    d.best_head_minus_dot_lo?,
+                    d.best_head_minus_dot_hi?,
+                ))
+            })
+            .map_or("-".into(), |(x, lo, hi)| {
+                format!("{x:.3} [{lo:.3}, {hi:.3}]")
+            });
         let _ = writeln!(
             w,
-            "| {set} | {} | {} | {} ({}.{}) | {best_null} | {} | {above} of {} | {:.3}, {:.3} |",
+            "| {set} | {} | {} | {} ({}.{}) | {minus_dot} | {best_null} | {} | {above} of {} | {:.3}, {:.3} |",
             best.pairs,
             dot.map_or("-".into(), |d| rho(d)),
             rho(best),
@@ -2369,12 +2380,11 @@ pub fn write(out: &Path, cast: Cast, models: Option<&str>, dev_split: bool) -> a
     forms_section(&mut body, out)?;
     // Each answer along the budget, once `--exp dynamics` has written its curves.
     if let Some(rows) = super::budget::read(out)? {
-        body.push_str(&super::budget::section(&rows));
+        body.push_str(&super::budget::section(&rows, ""));
     }
     // A round's, once its `--exp dynamics` has written them (under round/, at the round's end).
     if let Some(rows) = super::budget::read(&out.join(super::settings::ROUND))? {
-        let section = super::budget::section(&rows).replacen("### ", "### Round: ", 1);
-        body.push_str(&section);
+        body.push_str(&super::budget::section(&rows, "Round: "));
     }
     // The corpus-size answers, once `--exp corpus-size` has read its arms.
     if let Some(rows) = super::corpus_size::read_summary(out)? {
@@ -2908,6 +2918,9 @@ mod tests {
             spearman_human_hi: (head != "2").then_some(rho + 0.05),
             gaussian_best_head_human: (head == "dot").then_some(0.15),
             gaussian_best_head_human_sd: (head == "dot").then_some(0.02),
+            best_head_minus_dot: (head == "dot").then_some(-0.43),
+            best_head_minus_dot_lo: (head == "dot").then_some(-0.5),
+            best_head_minus_dot_hi: (head == "dot").then_some(-0.36),
         };
         output::write_csv(
             &m.join("pairs.csv"),
@@ -2931,7 +2944,7 @@ mod tests {
             "a heads.csv without V's CKA: {md}"
         );
         assert!(
-            md.contains("| MEN | 40 | 0.780 [0.730, 0.830] | 0.350 [0.300, 0.400] (1.1) | 0.150 ± 0.020 | 0.200 [0.150, 0.250] | 1 of 3 | 0.600, 0.400 |"),
+            md.contains("| MEN | 40 | 0.780 [0.730, 0.830] | 0.350 [0.300, 0.400] (1.1) | -0.430 [-0.500, -0.360] | 0.150 ± 0.020 | 0.200 [0.150, 0.250] | 1 of 3 | 0.600, 0.400 |"),
             "{md}"
         );
         // With V's CKA kept: each head's range beside the Gaussian band.
@@ -2960,7 +2973,7 @@ mod tests {
         let mut old = String::new();
         pretrained_section(&mut old, dir.path()).unwrap();
         assert!(
-            old.contains("| MEN | 40 | 0.780 | 0.350 (1.1) | - | 0.200 | 1 of 3 |"),
+            old.contains("| MEN | 40 | 0.780 | 0.350 (1.1) | - | - | 0.200 | 1 of 3 |"),
             "{old}"
         );
         // No pretrained directory: nothing, and no error.
