@@ -367,9 +367,10 @@ impl BenchmarkPairs {
     /// The paired difference of two scores' Spearman rho with the human judgments,
     /// `rho(human, a) - rho(human, b)` (one score per pair each, on the same pairs), with its
     /// 95% interval over `resamples` resamples of the benchmark's words (seeded), as
-    /// [`BenchmarkPairs::human_interval`]: both rhos read each resample's pairs, so what the
-    /// pairs have in common cancels (two intervals that overlap can still hold a difference
-    /// that excludes zero). Cut to the difference's range [-2, 2].
+    /// [`BenchmarkPairs::human_interval`]: both rhos read each resample's pairs, so what the two
+    /// scores share on those pairs cancels (two intervals that overlap can still hold a
+    /// difference that excludes zero). Cut to the difference's range [-2, 2]; an undefined
+    /// difference (a constant score) stays NaN.
     pub fn human_difference_interval(
         &self,
         a: &[f64],
@@ -390,10 +391,10 @@ impl BenchmarkPairs {
             resamples,
             seed,
         );
-        let cut = |x: f64| if x.is_nan() { x } else { x.clamp(-2.0, 2.0) };
+        // f64::clamp keeps a NaN a NaN.
         crate::inference::Interval {
-            lo: cut(iv.lo),
-            hi: cut(iv.hi),
+            lo: iv.lo.clamp(-2.0, 2.0),
+            hi: iv.hi.clamp(-2.0, 2.0),
             ..iv
         }
     }
@@ -670,10 +671,42 @@ mod tests {
         let (ra, rb) = (p.spearman(&a).0, p.spearman(&b).0);
         assert!((d.estimate - (ra - rb)).abs() < 1e-12, "{d:?}");
         let alone = p.human_interval(&a, 400, 5);
-        assert!(d.lo <= d.estimate && d.estimate <= d.hi, "{d:?}");
         assert!(
             d.hi - d.lo < 0.25 * (alone.hi - alone.lo),
             "paired {d:?} against a alone {alone:?}"
+        );
+        // Where the judgments and the two scores' difference both carry an effect of each
+        // word, pairs sharing a word move the difference alike: the interval over words is
+        // wider than one over pairs as if independent.
+        let (h, w): (Vec<f64>, Vec<f64>) = (0..30).map(|_| (g(), g())).unzip();
+        let rows = p.rows.clone();
+        let by_word = |x: &[f64], k: usize| x[rows[k].0] + x[rows[k].1];
+        let p = BenchmarkPairs {
+            human: (0..n).map(|k| by_word(&h, k) + 0.5 * g()).collect(),
+            ..p
+        };
+        let a: Vec<f64> = (0..n).map(|k| p.human[k] + g()).collect();
+        let c: Vec<f64> = (0..n).map(|k| a[k] + by_word(&w, k)).collect();
+        let by_words = p.human_difference_interval(&a, &c, 400, 5);
+        let of = |s: &[f64]| [(p.human.clone(), s.to_vec())];
+        let by_pairs = crate::inference::item_and_seed_interval(
+            &of(&a),
+            Some(&of(&c)),
+            n,
+            None,
+            crate::inference::spearman_at,
+            400,
+            5,
+        );
+        assert!(
+            by_words.hi - by_words.lo > 1.3 * (by_pairs.hi - by_pairs.lo),
+            "{by_words:?} against pairs as if independent {by_pairs:?}"
+        );
+        // A constant score has no rank correlation: the difference is undefined, not cut to 2.
+        let flat = p.human_difference_interval(&a, &vec![1.0; n], 100, 5);
+        assert!(
+            flat.estimate.is_nan() && flat.lo.is_nan() && flat.hi.is_nan(),
+            "{flat:?}"
         );
     }
 

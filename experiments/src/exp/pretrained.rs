@@ -1151,7 +1151,9 @@ fn heads_and_pairs(
                 let scores = bilinear::head_pair_scores(e, l, head, &found.rows);
                 let (human, cosine) = found.spearman(&scores);
                 let (lo, hi) = interval(&scores);
-                if head.is_some() && best.as_ref().is_none_or(|b| human > b.0) {
+                // The last maximum in row order, as the report labels it.
+                if head.is_some() && human.is_finite() && best.as_ref().is_none_or(|b| human >= b.0)
+                {
                     best = Some((human, scores.clone()));
                 }
                 let (mut ih, mut ic) = (Vec::new(), Vec::new());

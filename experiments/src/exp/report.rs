@@ -1782,10 +1782,11 @@ fn heads_section(w: &mut String, dir: &Path) -> anyhow::Result<()> {
     for set in sets {
         let rows: Vec<&PairRow> = pairs.iter().filter(|r| r.benchmark == set).collect();
         let dot = rows.iter().find(|r| r.head == "dot");
-        // Single heads (the layer's whole form, `all`, is another kind of row).
+        // Single heads (the layer's whole form, `all`, is another kind of row) with a rank
+        // correlation; the best is the last maximum in row order, as `best_head_minus_dot`'s.
         let mut by_head: Vec<&&PairRow> = rows
             .iter()
-            .filter(|r| r.head != "dot" && r.head != "all")
+            .filter(|r| r.head != "dot" && r.head != "all" && r.spearman_human.is_finite())
             .collect();
         by_head.sort_by(|a, b| a.spearman_human.total_cmp(&b.spearman_human));
         let (Some(best), Some(median)) = (by_head.last(), by_head.get(by_head.len() / 2)) else {
