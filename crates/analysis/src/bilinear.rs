@@ -344,24 +344,7 @@ impl BenchmarkPairs {
         resamples: usize,
         seed: u64,
     ) -> crate::inference::Interval {
-        let data = (self.human.clone(), scores.to_vec());
-        let words: Vec<Vec<usize>> = self.rows.iter().map(|&(i, j)| vec![i, j]).collect();
-        let iv = crate::inference::item_and_seed_interval(
-            std::slice::from_ref(&data),
-            None,
-            self.rows.len(),
-            Some(&words),
-            crate::inference::spearman_at,
-            resamples,
-            seed,
-        );
-        // An undefined bound stays undefined (f64::max would turn NaN into -1).
-        let cut = |x: f64| if x.is_nan() { x } else { x.clamp(-1.0, 1.0) };
-        crate::inference::Interval {
-            lo: cut(iv.lo),
-            hi: cut(iv.hi),
-            ..iv
-        }
+        self.rho_interval(scores, None, 1.0, resamples, seed)
     }
 
     /// The paired difference of two scores' Spearman rho with the human judgments,
@@ -380,21 +363,35 @@ impl BenchmarkPairs {
     ) -> crate::inference::Interval {
         assert_eq!(a.len(), self.rows.len());
         assert_eq!(b.len(), self.rows.len());
+        self.rho_interval(a, Some(b), 2.0, resamples, seed)
+    }
+
+    /// What [`BenchmarkPairs::human_interval`] and [`BenchmarkPairs::human_difference_interval`]
+    /// share: the pairs' words as the resampled units, `rho(human, a)` (minus `rho(human, b)`
+    /// when `b` is given) on each resample, the bounds cut to `[-range, range]`. `f64::clamp`
+    /// keeps a NaN a NaN, so an undefined bound stays undefined.
+    fn rho_interval(
+        &self,
+        a: &[f64],
+        b: Option<&[f64]>,
+        range: f64,
+        resamples: usize,
+        seed: u64,
+    ) -> crate::inference::Interval {
         let of = |s: &[f64]| [(self.human.clone(), s.to_vec())];
         let words: Vec<Vec<usize>> = self.rows.iter().map(|&(i, j)| vec![i, j]).collect();
         let iv = crate::inference::item_and_seed_interval(
             &of(a),
-            Some(&of(b)),
+            b.map(of).as_ref().map(|x| x.as_slice()),
             self.rows.len(),
             Some(&words),
             crate::inference::spearman_at,
             resamples,
             seed,
         );
-        // f64::clamp keeps a NaN a NaN.
         crate::inference::Interval {
-            lo: iv.lo.clamp(-2.0, 2.0),
-            hi: iv.hi.clamp(-2.0, 2.0),
+            lo: iv.lo.clamp(-range, range),
+            hi: iv.hi.clamp(-range, range),
             ..iv
         }
     }
