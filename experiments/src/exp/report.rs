@@ -570,6 +570,14 @@ fn analogy_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 }
                 let _ = writeln!(w);
             }
+            let mut models = vec![(MLM, "MLM".to_string()), (clm, clm_label.to_string())];
+            models.extend(
+                src.cast
+                    .untied_models()
+                    .into_iter()
+                    .map(|m| (m.name(), m.label().to_string())),
+            );
+            layers_against_baselines(w, ev, &models);
             // word2vec against the best transformer representation (by dev-half mean).
             let best = reps[2..]
                 .iter()
@@ -617,6 +625,46 @@ fn analogy_section(w: &mut String, src: &Sources, ev: &Evidence) {
         }
         None => missing(w, src, Experiment::Analogy),
     }
+}
+
+/// Every aggregated layer of `models` (name, label) against Linzen's baselines on all
+/// questions: no layer is chosen, so none needs a dev half, and a reader who fixed a layer in
+/// advance (the last, say) finds its answer here. Each row's intervals are its own (the five
+/// layers of a model are not corrected for being read together).
+fn layers_against_baselines(w: &mut String, ev: &Evidence, models: &[(&str, String)]) {
+    let mut rows = Vec::new();
+    for (model, label) in models {
+        for l in ev.layers(model, "aggregated", ANALOGY) {
+            let n = Named {
+                label: format!("{label} aggregated layer {l}"),
+                rep: Rep::new(model, "aggregated", Some(l)),
+                half: Half::All,
+            };
+            let minus = |kind| {
+                ev.difference(&n.rep, &baseline_of(&n, kind).rep, ANALOGY, Half::All)
+                    .map_or("-".into(), |d| fmt_iv(&d.diff))
+            };
+            rows.push(format!(
+                "| {label} | {l} | {} | {} | {} |",
+                score_cell(ev, &n, ANALOGY),
+                minus(BASELINE_ONLY_B),
+                minus(BASELINE_IGNORE_A)
+            ));
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(w, "Every aggregated layer against Linzen's baselines on all questions (no layer chosen, so a layer fixed in advance reads its row; each row's 95% intervals are its own, not corrected for the layers read beside it):\n");
+    let _ = writeln!(
+        w,
+        "| model | layer | 3CosAdd accuracy [95% interval] (questions) | minus only-b | minus ignore-a |"
+    );
+    let _ = writeln!(w, "|---|---|---|---|---|");
+    for r in rows {
+        let _ = writeln!(w, "{r}");
+    }
+    let _ = writeln!(w);
 }
 
 /// `n`'s outcomes under one of Linzen's (2016) analogy baselines (`kind`), on the same rows and
@@ -3971,6 +4019,67 @@ mod tests {
             )),
             "{d}"
         );
+    }
+
+    /// The analogy section gives every aggregated layer beside Linzen's baselines, on all
+    /// questions, from planted outcomes: each layer right on every question; its only-b
+    /// baseline right on all of them at layer 0 and on none above; its ignore-a baseline right
+    /// on all of them at every layer. A model with no layers kept has no rows.
+    #[test]
+    fn the_analogy_section_gives_every_layer_beside_linzens_baselines() {
+        use crate::output::{encode_outcomes, ItemRow};
+        let mut text = String::new();
+        for s in 0..2 {
+            text.push_str(&format!(": s{s}\n"));
+            for p in 0..10 {
+                for q in 0..10 {
+                    if p != q {
+                        text.push_str(&format!("a{s}{p} b{s}{p} a{s}{q} b{s}{q}\n"));
+                    }
+                }
+            }
+        }
+        let google =
+            analysis::AnalogySet::parse(&text, Path::new("q.txt"), ANALOGY.into()).unwrap();
+        let benchmarks = Benchmarks {
+            analogy: vec![google],
+            similarity: Vec::new(),
+        };
+        let (all, none) = (vec![Some(true); 180], vec![Some(false); 180]);
+        let mut items = Vec::new();
+        for seed in 1..=3u64 {
+            for layer in 0..=2usize {
+                let only_b = if layer == 0 { &all } else { &none };
+                for (kind, outcomes) in [
+                    ("3CosAdd", &all),
+                    (crate::exp::evidence::BASELINE_ONLY_B, only_b),
+                    (crate::exp::evidence::BASELINE_IGNORE_A, &all),
+                ] {
+                    items.push(ItemRow {
+                        model: ModelId::Mlm.name().into(),
+                        representation: "aggregated".into(),
+                        layer: Some(layer),
+                        benchmark: ANALOGY.into(),
+                        kind: kind.into(),
+                        seed: Some(seed),
+                        values: encode_outcomes(outcomes),
+                    });
+                }
+            }
+        }
+        let mut src = sources_with(Experiment::Analogy, Vec::new());
+        src.evidence = Some(crate::exp::evidence::from_rows(items, &benchmarks));
+        let mut md = String::new();
+        analogy_section(&mut md, &src, src.evidence.as_ref().unwrap());
+        let one = "1.000 [1.000, 1.000]";
+        let zero = "0.000 [0.000, 0.000]";
+        for (l, only_b) in [(0, zero), (1, one), (2, one)] {
+            let row = format!("| MLM | {l} | {one} (n 180) | {only_b} | {zero} |");
+            assert!(md.contains(&row), "no row {row:?} in\n{md}");
+        }
+        assert_eq!(md.matches("| MLM | ").count(), 3, "{md}");
+        let clm = format!("| {} | ", Cast::default().clm.label());
+        assert!(!md.contains(&clm), "{md}");
     }
 
     /// The Q/K/V comparison's loss line names the block the losses are on: the whole held-out
