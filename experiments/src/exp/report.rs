@@ -630,7 +630,8 @@ fn analogy_section(w: &mut String, src: &Sources, ev: &Evidence) {
 /// Every aggregated layer of `models` (name, label) against Linzen's baselines on all
 /// questions: no layer is chosen, so none needs a dev half, and a reader who fixed a layer in
 /// advance (the last, say) finds its answer here. Each row's intervals are its own (the five
-/// layers of a model are not corrected for being read together).
+/// layers of a model are not corrected for being read together). Layers measured before the
+/// baselines were kept get no row, and no table where none has them.
 fn layers_against_baselines(w: &mut String, ev: &Evidence, models: &[(&str, String)]) {
     let mut rows = Vec::new();
     for (model, label) in models {
@@ -642,13 +643,20 @@ fn layers_against_baselines(w: &mut String, ev: &Evidence, models: &[(&str, Stri
             };
             let minus = |kind| {
                 ev.difference(&n.rep, &baseline_of(&n, kind).rep, ANALOGY, Half::All)
-                    .map_or("-".into(), |d| fmt_iv(&d.diff))
+                    .map(|d| fmt_iv(&d.diff))
             };
+            let (only_b, ignore_a) = (minus(BASELINE_ONLY_B), minus(BASELINE_IGNORE_A));
+            // A layer whose baselines were not kept (measured before them) has nothing to add
+            // to the analogy table above.
+            if only_b.is_none() && ignore_a.is_none() {
+                continue;
+            }
+            let cell = |x: Option<String>| x.unwrap_or_else(|| "-".into());
             rows.push(format!(
                 "| {label} | {l} | {} | {} | {} |",
                 score_cell(ev, &n, ANALOGY),
-                minus(BASELINE_ONLY_B),
-                minus(BASELINE_IGNORE_A)
+                cell(only_b),
+                cell(ignore_a)
             ));
         }
     }
@@ -4024,7 +4032,8 @@ mod tests {
     /// The analogy section gives every aggregated layer beside Linzen's baselines, on all
     /// questions, from planted outcomes: each layer right on every question; its only-b
     /// baseline right on all of them at layer 0 and on none above; its ignore-a baseline right
-    /// on all of them at every layer. A model with no layers kept has no rows.
+    /// on all of them at every layer. The causal LM's layer, kept without its baselines, has no
+    /// row; with only such layers there is no table.
     #[test]
     fn the_analogy_section_gives_every_layer_beside_linzens_baselines() {
         use crate::output::{encode_outcomes, ItemRow};
@@ -4067,6 +4076,21 @@ mod tests {
                 }
             }
         }
+        // The causal LM's layers without their baselines (measured before they were kept).
+        let items_of_clm = |outcomes: &[Option<bool>]| -> Vec<ItemRow> {
+            (1..=3u64)
+                .map(|seed| ItemRow {
+                    model: Cast::default().clm.name().into(),
+                    representation: "aggregated".into(),
+                    layer: Some(1),
+                    benchmark: ANALOGY.into(),
+                    kind: "3CosAdd".into(),
+                    seed: Some(seed),
+                    values: encode_outcomes(outcomes),
+                })
+                .collect()
+        };
+        items.extend(items_of_clm(&all));
         let mut src = sources_with(Experiment::Analogy, Vec::new());
         src.evidence = Some(crate::exp::evidence::from_rows(items, &benchmarks));
         let mut md = String::new();
@@ -4080,6 +4104,13 @@ mod tests {
         assert_eq!(md.matches("| MLM | ").count(), 3, "{md}");
         let clm = format!("| {} | ", Cast::default().clm.label());
         assert!(!md.contains(&clm), "{md}");
+        assert_eq!(md.matches("Every aggregated layer").count(), 1, "{md}");
+        let no_baselines: Vec<ItemRow> = items_of_clm(&all);
+        src.evidence = Some(crate::exp::evidence::from_rows(no_baselines, &benchmarks));
+        let mut md = String::new();
+        analogy_section(&mut md, &src, src.evidence.as_ref().unwrap());
+        assert!(md.contains("3CosAdd"), "{md}");
+        assert!(!md.contains("Every aggregated layer"), "{md}");
     }
 
     /// The Q/K/V comparison's loss line names the block the losses are on: the whole held-out
