@@ -570,12 +570,12 @@ fn analogy_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 }
                 let _ = writeln!(w);
             }
-            let mut models = vec![(MLM, "MLM".to_string()), (clm, clm_label.to_string())];
+            let mut models = vec![(MLM, "MLM"), (clm, clm_label)];
             models.extend(
                 src.cast
                     .untied_models()
                     .into_iter()
-                    .map(|m| (m.name(), m.label().to_string())),
+                    .map(|m| (m.name(), m.label())),
             );
             layers_against_baselines(w, ev, &models);
             // word2vec against the best transformer representation (by dev-half mean).
@@ -632,7 +632,7 @@ fn analogy_section(w: &mut String, src: &Sources, ev: &Evidence) {
 /// advance (the last, say) finds its answer here. Each row's intervals are its own (the five
 /// layers of a model are not corrected for being read together). Layers measured before the
 /// baselines were kept get no row, and no table where none has them.
-fn layers_against_baselines(w: &mut String, ev: &Evidence, models: &[(&str, String)]) {
+fn layers_against_baselines(w: &mut String, ev: &Evidence, models: &[(&str, &str)]) {
     let mut rows = Vec::new();
     for (model, label) in models {
         for l in ev.layers(model, "aggregated", ANALOGY) {
@@ -3864,6 +3864,23 @@ mod tests {
         assert_eq!(md.matches("\n- ").count(), 1, "{md}");
     }
 
+    /// A planted Google analogy set: two sections of 10 word pairs each, every ordered pair of
+    /// distinct pairs a question (2 x 90 = 180 questions).
+    fn planted_analogies() -> analysis::AnalogySet {
+        let mut text = String::new();
+        for s in 0..2 {
+            text.push_str(&format!(": s{s}\n"));
+            for p in 0..10 {
+                for q in 0..10 {
+                    if p != q {
+                        text.push_str(&format!("a{s}{p} b{s}{p} a{s}{q} b{s}{q}\n"));
+                    }
+                }
+            }
+        }
+        analysis::AnalogySet::parse(&text, Path::new("q.txt"), ANALOGY.into()).unwrap()
+    }
+
     /// The frozen section reads both untied tables on WS-353, each analogy score beside
     /// Linzen's baselines, and the untied no-attention control's gains, from planted outcomes:
     /// an output matrix that ranks every pair as the humans do beside an input embedding that
@@ -3882,19 +3899,7 @@ mod tests {
             "WS-353-ALL".into(),
         )
         .unwrap();
-        let mut text = String::new();
-        for s in 0..2 {
-            text.push_str(&format!(": s{s}\n"));
-            for p in 0..10 {
-                for q in 0..10 {
-                    if p != q {
-                        text.push_str(&format!("a{s}{p} b{s}{p} a{s}{q} b{s}{q}\n"));
-                    }
-                }
-            }
-        }
-        let google =
-            analysis::AnalogySet::parse(&text, Path::new("q.txt"), ANALOGY.into()).unwrap();
+        let google = planted_analogies();
         let n_q = 180;
         let benchmarks = Benchmarks {
             analogy: vec![google],
@@ -4037,19 +4042,7 @@ mod tests {
     #[test]
     fn the_analogy_section_gives_every_layer_beside_linzens_baselines() {
         use crate::output::{encode_outcomes, ItemRow};
-        let mut text = String::new();
-        for s in 0..2 {
-            text.push_str(&format!(": s{s}\n"));
-            for p in 0..10 {
-                for q in 0..10 {
-                    if p != q {
-                        text.push_str(&format!("a{s}{p} b{s}{p} a{s}{q} b{s}{q}\n"));
-                    }
-                }
-            }
-        }
-        let google =
-            analysis::AnalogySet::parse(&text, Path::new("q.txt"), ANALOGY.into()).unwrap();
+        let google = planted_analogies();
         let benchmarks = Benchmarks {
             analogy: vec![google],
             similarity: Vec::new(),
