@@ -708,6 +708,70 @@ mod tests {
     }
 
     #[test]
+    fn rho_intervals_are_cut_to_their_range_and_undefined_stays_undefined() {
+        // Every pair of 8 words, a score that ranks the pairs nearly as the judgments do: rho
+        // near 1 with few words, so the normal interval over words reaches past 1 and is cut
+        // there, its lower bound untouched.
+        let mut rng = SplitMix64::new(3);
+        let mut g = || rng.next_f32() as f64 - 0.5;
+        let rows: Vec<(usize, usize)> = (0..8)
+            .flat_map(|i| (i + 1..8).map(move |j| (i, j)))
+            .collect();
+        let n = rows.len();
+        let human: Vec<f64> = (0..n).map(|_| g()).collect();
+        let near: Vec<f64> = human.iter().map(|h| h + 0.08 * g()).collect();
+        let reversed: Vec<f64> = near.iter().map(|x| -x).collect();
+        let words: Vec<Vec<usize>> = rows.iter().map(|&(i, j)| vec![i, j]).collect();
+        let p = BenchmarkPairs {
+            rows,
+            human,
+            cosine: vec![0.0; n],
+            positions: (0..n).collect(),
+            total: n,
+        };
+        let of = |s: &[f64]| [(p.human.clone(), s.to_vec())];
+        let uncut = |a: &[f64], b: Option<&[f64]>| {
+            crate::inference::item_and_seed_interval(
+                &of(a),
+                b.map(of).as_ref().map(|x| x.as_slice()),
+                n,
+                Some(&words),
+                crate::inference::spearman_at,
+                400,
+                9,
+            )
+        };
+        let (raw, iv) = (uncut(&near, None), p.human_interval(&near, 400, 9));
+        assert!(
+            raw.hi > 1.0 && raw.lo < 1.0,
+            "the case needs a bound past 1: {raw:?}"
+        );
+        assert_eq!(
+            (iv.estimate, iv.lo, iv.hi),
+            (raw.estimate, raw.lo, 1.0),
+            "{iv:?}"
+        );
+        // Its difference from its own reverse is near 2, cut at 2 likewise.
+        let raw = uncut(&near, Some(&reversed));
+        let iv = p.human_difference_interval(&near, &reversed, 400, 9);
+        assert!(
+            raw.hi > 2.0 && raw.lo < 2.0,
+            "the case needs a bound past 2: {raw:?}"
+        );
+        assert_eq!(
+            (iv.estimate, iv.lo, iv.hi),
+            (raw.estimate, raw.lo, 2.0),
+            "{iv:?}"
+        );
+        // A constant score has no rank correlation: undefined, not cut to -1 or 1.
+        let flat = p.human_interval(&vec![0.5; n], 100, 9);
+        assert!(
+            flat.estimate.is_nan() && flat.lo.is_nan() && flat.hi.is_nan(),
+            "{flat:?}"
+        );
+    }
+
+    #[test]
     fn forms_do_not_move_where_cosine_and_cka_of_w_q_w_k_do() {
         // A tied layer (W_Q = W_K, two heads of two columns), then the same attention written
         // as W_Q A, W_K A^-T with A = diag(3, 1/3) in every head: each head's form

@@ -13,8 +13,8 @@ use analysis::inference::Interval;
 
 use super::comparisons::{is_small_set, name, Summary, Table, PAPER};
 use super::evidence::{
-    baseline_rep, per_seed, seed_difference, seed_mean, Evidence, Half, Rep, BASELINE_IGNORE_A,
-    BASELINE_ONLY_B,
+    baseline_rep, per_seed, seed_difference, seed_mean, Difference, Evidence, Half, Rep,
+    BASELINE_IGNORE_A, BASELINE_ONLY_B,
 };
 use super::settings::{Cast, ModelId};
 use crate::cli::{Args, Experiment};
@@ -643,7 +643,7 @@ fn layers_against_baselines(w: &mut String, ev: &Evidence, models: &[(&str, &str
             };
             let minus = |kind| {
                 ev.difference(&n.rep, &baseline_of(&n, kind).rep, ANALOGY, Half::All)
-                    .map(|d| fmt_iv(&d.diff))
+                    .map(|d| difference_cell(&d))
             };
             let (only_b, ignore_a) = (minus(BASELINE_ONLY_B), minus(BASELINE_IGNORE_A));
             // A layer whose baselines were not kept (measured before them) has nothing to add
@@ -663,7 +663,7 @@ fn layers_against_baselines(w: &mut String, ev: &Evidence, models: &[(&str, &str
     if rows.is_empty() {
         return;
     }
-    let _ = writeln!(w, "Every aggregated layer against Linzen's baselines on all questions (no layer chosen, so a layer fixed in advance reads its row; each row's 95% intervals are its own, not corrected for the layers read beside it):\n");
+    let _ = writeln!(w, "Every aggregated layer against Linzen's baselines on all questions (no layer chosen, so a layer fixed in advance reads its row; each row's 95% intervals are its own, not corrected for the layers read beside it). Each difference says whether its interval excludes 0: above or below the baseline, or not shown where it includes 0:\n");
     let _ = writeln!(
         w,
         "| model | layer | 3CosAdd accuracy [95% interval] (questions) | minus only-b | minus ignore-a |"
@@ -673,6 +673,28 @@ fn layers_against_baselines(w: &mut String, ev: &Evidence, models: &[(&str, &str
         let _ = writeln!(w, "{r}");
     }
     let _ = writeln!(w);
+}
+
+/// A difference in a table cell: its interval, whether the interval excludes 0, and, where one
+/// side has seeds the other lacks, that it is read on the seeds both have (the score beside it
+/// reads every seed of its own).
+fn difference_cell(d: &Difference) -> String {
+    let iv = &d.diff;
+    let side = if !(iv.lo.is_finite() && iv.hi.is_finite()) {
+        "no interval"
+    } else if iv.lo > 0.0 {
+        "above"
+    } else if iv.hi < 0.0 {
+        "below"
+    } else {
+        "not shown"
+    };
+    let seeds = if d.seeds_left_out {
+        format!(", on the {} seeds both have", d.seeds.len())
+    } else {
+        String::new()
+    };
+    format!("{} {side}{seeds}", fmt_iv(iv))
 }
 
 /// `n`'s outcomes under one of Linzen's (2016) analogy baselines (`kind`), on the same rows and
@@ -4089,8 +4111,12 @@ mod tests {
         let mut md = String::new();
         analogy_section(&mut md, &src, src.evidence.as_ref().unwrap());
         let one = "1.000 [1.000, 1.000]";
-        let zero = "0.000 [0.000, 0.000]";
-        for (l, only_b) in [(0, zero), (1, one), (2, one)] {
+        let zero = "0.000 [0.000, 0.000] not shown";
+        for (l, only_b) in [
+            (0, zero.to_string()),
+            (1, format!("{one} above")),
+            (2, format!("{one} above")),
+        ] {
             let row = format!("| MLM | {l} | {one} (n 180) | {only_b} | {zero} |");
             assert!(md.contains(&row), "no row {row:?} in\n{md}");
         }
@@ -4102,8 +4128,111 @@ mod tests {
         src.evidence = Some(crate::exp::evidence::from_rows(no_baselines, &benchmarks));
         let mut md = String::new();
         analogy_section(&mut md, &src, src.evidence.as_ref().unwrap());
-        assert!(md.contains("3CosAdd"), "{md}");
         assert!(!md.contains("Every aggregated layer"), "{md}");
+        assert!(!md.contains("| MLM | "), "{md}");
+    }
+
+    /// The every-layer table's cells from mixed planted outcomes: each difference cell is the
+    /// paired difference on all questions (`Half::All`), not on the test half, whatever its
+    /// sign (a layer below its baseline says so); where the baseline was kept at fewer seeds
+    /// than the layer, the cell says it is read on the seeds both have while the score beside
+    /// it reads every seed of the layer.
+    #[test]
+    fn the_every_layer_tables_cells_are_all_question_differences_on_shared_seeds() {
+        use crate::output::{encode_outcomes, ItemRow};
+        let google = planted_analogies();
+        let benchmarks = Benchmarks {
+            analogy: vec![google],
+            similarity: Vec::new(),
+        };
+        // Right on question q when `pick(q, seed)`: the layer on most questions, only-b on
+        // fewer (the layer above it), ignore-a on more (the layer below it), differing by seed
+        // and between the halves, so that an all-question and a test-half cell differ.
+        let outcomes = |pick: &dyn Fn(usize, u64) -> bool, seed| -> Vec<Option<bool>> {
+            (0..180).map(|q| Some(pick(q, seed))).collect()
+        };
+        // The layer's fourth seed, which only-b lacks, is right on fewer questions.
+        let layer =
+            |q: usize, s: u64| (q * 7 + s as usize) % 10 < if s == 4 { 3 } else { 6 } || q < 30;
+        let only_b = |q: usize, s: u64| (q * 3 + s as usize) % 10 < 2;
+        let ignore_a = |q: usize, s: u64| (q * 7 + s as usize) % 10 < 8 || q % 5 == 0;
+        let mut items = Vec::new();
+        let row = |kind: &str, seed, values| ItemRow {
+            model: ModelId::Mlm.name().into(),
+            representation: "aggregated".into(),
+            layer: Some(1),
+            benchmark: ANALOGY.into(),
+            kind: kind.into(),
+            seed: Some(seed),
+            values,
+        };
+        for seed in 1..=4u64 {
+            items.push(row(
+                "3CosAdd",
+                seed,
+                encode_outcomes(&outcomes(&layer, seed)),
+            ));
+            // only-b kept at seeds 1-3 only; ignore-a at every seed of the layer.
+            if seed <= 3 {
+                items.push(row(
+                    crate::exp::evidence::BASELINE_ONLY_B,
+                    seed,
+                    encode_outcomes(&outcomes(&only_b, seed)),
+                ));
+            }
+            items.push(row(
+                crate::exp::evidence::BASELINE_IGNORE_A,
+                seed,
+                encode_outcomes(&outcomes(&ignore_a, seed)),
+            ));
+        }
+        let ev = crate::exp::evidence::from_rows(items, &benchmarks);
+        let mut src = sources_with(Experiment::Analogy, Vec::new());
+        let rep = Rep::new(ModelId::Mlm.name(), "aggregated", Some(1));
+        let base = |kind| {
+            Rep::new(
+                ModelId::Mlm.name(),
+                &baseline_rep("aggregated", kind),
+                Some(1),
+            )
+        };
+        let d_b = ev
+            .difference(&rep, &base(BASELINE_ONLY_B), ANALOGY, Half::All)
+            .unwrap();
+        let d_a = ev
+            .difference(&rep, &base(BASELINE_IGNORE_A), ANALOGY, Half::All)
+            .unwrap();
+        let t_b = ev
+            .difference(&rep, &base(BASELINE_ONLY_B), ANALOGY, Half::Test)
+            .unwrap();
+        let t_a = ev
+            .difference(&rep, &base(BASELINE_IGNORE_A), ANALOGY, Half::Test)
+            .unwrap();
+        assert!(
+            (d_b.diff.lo > 0.0, d_a.diff.hi < 0.0) == (true, true),
+            "{d_b:?} {d_a:?}"
+        );
+        assert_eq!(
+            (d_b.seeds.as_slice(), d_b.seeds_left_out),
+            (&[1, 2, 3][..], true)
+        );
+        assert!(!d_a.seeds_left_out);
+        assert_ne!(fmt_iv(&d_b.diff), fmt_iv(&t_b.diff));
+        assert_ne!(fmt_iv(&d_a.diff), fmt_iv(&t_a.diff));
+        let score = ev.score(&rep, ANALOGY, Half::All).unwrap();
+        assert_eq!(score.items, 180);
+        let want = format!(
+            "| MLM | 1 | {} (n 180) | {} above, on the 3 seeds both have | {} below |",
+            fmt_iv(&score.interval),
+            fmt_iv(&d_b.diff),
+            fmt_iv(&d_a.diff)
+        );
+        // The score reads the layer's four seeds, not the three it shares with only-b.
+        assert_ne!(fmt_iv(&score.interval), fmt_iv(&d_b.a.interval));
+        src.evidence = Some(ev);
+        let mut md = String::new();
+        analogy_section(&mut md, &src, src.evidence.as_ref().unwrap());
+        assert!(md.contains(&want), "no row {want:?} in\n{md}");
     }
 
     /// The Q/K/V comparison's loss line names the block the losses are on: the whole held-out
