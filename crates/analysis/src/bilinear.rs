@@ -378,14 +378,22 @@ impl BenchmarkPairs {
         resamples: usize,
         seed: u64,
     ) -> crate::inference::Interval {
-        let of = |s: &[f64]| [(self.human.clone(), s.to_vec())];
+        use crate::inference::RankedPairs;
+        let (a, b) = (
+            (self.human.clone(), a.to_vec()),
+            b.map(|b| (self.human.clone(), b.to_vec())),
+        );
         let words: Vec<Vec<usize>> = self.rows.iter().map(|&(i, j)| vec![i, j]).collect();
+        let (a, b) = (
+            [RankedPairs::new(&a)],
+            b.as_ref().map(|b| [RankedPairs::new(b)]),
+        );
         let iv = crate::inference::item_and_seed_interval(
-            &of(a),
-            b.map(of).as_ref().map(|x| x.as_slice()),
+            &a,
+            b.as_ref().map(|x| x.as_slice()),
             self.rows.len(),
             Some(&words),
-            crate::inference::spearman_at,
+            |r: &RankedPairs, items: &[usize]| r.spearman_at(items),
             resamples,
             seed,
         );

@@ -31,7 +31,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::inference::t975;
 use crate::inference::{
-    item_and_seed_interval, mcnemar_exact, permutation_band, spearman_at, Interval, SplitMix64,
+    item_and_seed_interval, mcnemar_exact, permutation_band, spearman_at, Interval, RankedPairs,
+    SplitMix64,
 };
 use crate::{AnalogySet, SimilaritySet};
 
@@ -464,9 +465,12 @@ impl Evidence {
             }
             [Data::Similarity(units, a1), Data::Similarity(_, b1), Data::Similarity(_, a0), Data::Similarity(_, b0)] =>
             {
-                let seeds = per_seed([a1, b1, a0, b0]);
-                let stat = |t: &[(Vec<f64>, Vec<f64>); 4], items: &[usize]| {
-                    contrast([0, 1, 2, 3].map(|j| spearman_at(&t[j], items)))
+                let four = per_seed([a1, b1, a0, b0]);
+                let seeds: Vec<[RankedPairs; 4]> = (four.iter())
+                    .map(|t| [0, 1, 2, 3].map(|j| RankedPairs::new(&t[j])))
+                    .collect();
+                let stat = |t: &[RankedPairs; 4], items: &[usize]| {
+                    contrast([0, 1, 2, 3].map(|j| t[j].spearman_at(items)))
                 };
                 item_and_seed_interval(&seeds, None, n, units.as_deref(), stat, RESAMPLES, seed)
             }
@@ -658,6 +662,7 @@ impl Data {
     fn estimate(&self, other: Option<&Data>, seed: u64) -> Estimate {
         let n = self.n_items();
         let accuracy = crate::inference::accuracy;
+        let rho = |r: &RankedPairs, items: &[usize]| r.spearman_at(items);
         let interval = match (self, other) {
             (Data::Analogy(units, a), None) => {
                 item_and_seed_interval(a, None, n, units.as_deref(), accuracy, RESAMPLES, seed)
@@ -666,17 +671,14 @@ impl Data {
                 item_and_seed_interval(a, Some(b), n, units.as_deref(), accuracy, RESAMPLES, seed)
             }
             (Data::Similarity(units, a), None) => {
-                item_and_seed_interval(a, None, n, units.as_deref(), spearman_at, RESAMPLES, seed)
+                let a: Vec<RankedPairs> = a.iter().map(RankedPairs::new).collect();
+                item_and_seed_interval(&a, None, n, units.as_deref(), rho, RESAMPLES, seed)
             }
-            (Data::Similarity(units, a), Some(Data::Similarity(_, b))) => item_and_seed_interval(
-                a,
-                Some(b),
-                n,
-                units.as_deref(),
-                spearman_at,
-                RESAMPLES,
-                seed,
-            ),
+            (Data::Similarity(units, a), Some(Data::Similarity(_, b))) => {
+                let a: Vec<RankedPairs> = a.iter().map(RankedPairs::new).collect();
+                let b: Vec<RankedPairs> = b.iter().map(RankedPairs::new).collect();
+                item_and_seed_interval(&a, Some(&b), n, units.as_deref(), rho, RESAMPLES, seed)
+            }
             _ => unreachable!("a difference between an analogy and a similarity score"),
         };
         // The t interval is symmetric and can leave the statistic's range (an accuracy near 0,

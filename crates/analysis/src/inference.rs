@@ -422,6 +422,74 @@ pub fn spearman_at(data: &(Vec<f64>, Vec<f64>), items: &[usize]) -> f64 {
     crate::stats::spearman(&gold, &model)
 }
 
+/// Judgments and scores on the same items (as [`spearman_at`] reads them) with each one's
+/// sort order kept, so that Spearman's rho on a resample, whose items repeat, ranks by counting
+/// each item's draws along the kept order instead of sorting the drawn values: a bootstrap of
+/// 2,000 resamples then sorts once instead of 4,000 times. The ranks are the ones
+/// [`crate::stats::average_ranks`] gives the drawn values (each tie group the average of the
+/// positions it spans), and the Pearson correlation of them is taken in the same order, so rho
+/// is the same to the last bit ([`spearman_at`], tested). Values with a NaN are ranked by
+/// [`spearman_at`] itself: a NaN ties with nothing, not even its own copies.
+pub struct RankedPairs<'a> {
+    data: &'a (Vec<f64>, Vec<f64>),
+    /// Each column's items in ascending order (`total_cmp`, as `average_ranks` sorts);
+    /// `None` where the data hold a NaN.
+    orders: Option<[Vec<usize>; 2]>,
+}
+
+impl<'a> RankedPairs<'a> {
+    pub fn new(data: &'a (Vec<f64>, Vec<f64>)) -> Self {
+        assert_eq!(data.0.len(), data.1.len());
+        let any_nan = data.0.iter().chain(&data.1).any(|x| x.is_nan());
+        let order = |x: &[f64]| {
+            let mut o: Vec<usize> = (0..x.len()).collect();
+            o.sort_by(|&a, &b| x[a].total_cmp(&x[b]));
+            o
+        };
+        let orders = (!any_nan).then(|| [order(&data.0), order(&data.1)]);
+        RankedPairs { data, orders }
+    }
+
+    /// Spearman's rho of the two columns at `items` (repeats allowed), as [`spearman_at`].
+    pub fn spearman_at(&self, items: &[usize]) -> f64 {
+        let Some(orders) = &self.orders else {
+            return spearman_at(self.data, items);
+        };
+        let n = self.data.0.len();
+        let mut draws = vec![0usize; n];
+        for &i in items {
+            draws[i] += 1;
+        }
+        let rank_of = |x: &[f64], order: &[usize]| -> Vec<f64> {
+            let mut rank = vec![0.0; n];
+            // `before`: drawn values below the current tie group (0-based position of its first).
+            let (mut before, mut g) = (0usize, 0usize);
+            while g < n {
+                let mut end = g;
+                let mut count = draws[order[g]];
+                while end + 1 < n && x[order[end + 1]] == x[order[g]] {
+                    end += 1;
+                    count += draws[order[end]];
+                }
+                if count > 0 {
+                    // average_ranks' `(i + j) / 2 + 1` over the positions the group spans.
+                    let avg = (before + before + count - 1) as f64 / 2.0 + 1.0;
+                    for &k in &order[g..=end] {
+                        rank[k] = avg;
+                    }
+                }
+                before += count;
+                g = end + 1;
+            }
+            items.iter().map(|&i| rank[i]).collect()
+        };
+        crate::stats::pearson(
+            &rank_of(&self.data.0, &orders[0]),
+            &rank_of(&self.data.1, &orders[1]),
+        )
+    }
+}
+
 /// Exact two-sided McNemar test: `b` items right only under the first representation, `c` right
 /// only under the second. The p-value of a binomial(b + c, 1/2) as extreme as observed.
 pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
@@ -846,6 +914,43 @@ mod tests {
         assert!(
             (band.lo + 0.364).abs() < 0.04 && (band.hi - 0.364).abs() < 0.04,
             "{band:?}"
+        );
+    }
+
+    #[test]
+    fn ranked_pairs_give_spearman_at_to_the_last_bit() {
+        // Ties within and across items, -0.0 beside 0.0, items drawn with repeats and some
+        // never drawn, as a bootstrap draws them; and data with a NaN, read the slow way.
+        let mut rng = SplitMix64::new(5);
+        let n = 60;
+        let mut gold: Vec<f64> = (0..n).map(|_| (index(&mut rng, 7)) as f64).collect();
+        let mut model: Vec<f64> = (0..n).map(|_| rng.next_f32() as f64 - 0.5).collect();
+        gold[3] = -0.0;
+        gold[4] = 0.0;
+        model[10] = model[11];
+        let data = (gold, model);
+        let ranked = RankedPairs::new(&data);
+        for _ in 0..200 {
+            let m = 1 + index(&mut rng, 2 * n);
+            let items: Vec<usize> = (0..m).map(|_| index(&mut rng, n)).collect();
+            let (fast, slow) = (ranked.spearman_at(&items), spearman_at(&data, &items));
+            assert!(
+                fast.to_bits() == slow.to_bits(),
+                "{fast} != {slow} at {items:?}"
+            );
+        }
+        let all: Vec<usize> = (0..n).collect();
+        assert_eq!(
+            ranked.spearman_at(&all),
+            crate::stats::spearman(&data.0, &data.1)
+        );
+        let mut with_nan = data.clone();
+        with_nan.1[7] = f64::NAN;
+        let items = [7, 7, 1, 2, 3, 4, 5];
+        let ranked = RankedPairs::new(&with_nan);
+        assert_eq!(
+            ranked.spearman_at(&items).to_bits(),
+            spearman_at(&with_nan, &items).to_bits()
         );
     }
 
