@@ -424,11 +424,11 @@ pub fn spearman_at(data: &(Vec<f64>, Vec<f64>), items: &[usize]) -> f64 {
 
 /// Judgments and scores on the same items (as [`spearman_at`] reads them) with each one's
 /// sort order kept, so that Spearman's rho on a resample, whose items repeat, ranks by counting
-/// each item's draws along the kept order instead of sorting the drawn values: a bootstrap of
-/// 2,000 resamples then sorts once instead of 4,000 times. The ranks are the ones
-/// [`crate::stats::average_ranks`] gives the drawn values (each tie group the average of the
-/// positions it spans), and the Pearson correlation of them is taken in the same order, so rho
-/// is the same to the last bit ([`spearman_at`], tested). Values with a NaN are ranked by
+/// each item's draws along the kept order instead of sorting the drawn values: a bootstrap
+/// then sorts each column once instead of once per resample ([`crate::evidence::RESAMPLES`]).
+/// The ranks are the ones [`crate::stats::average_ranks`] gives the drawn values (each tie
+/// group the average of the positions it spans), and the Pearson correlation of them is taken
+/// in the same order, so rho is the same to the last bit ([`spearman_at`], tested). Values with a NaN are ranked by
 /// [`spearman_at`] itself: a NaN ties with nothing, not even its own copies.
 pub struct RankedPairs<'a> {
     data: &'a (Vec<f64>, Vec<f64>),

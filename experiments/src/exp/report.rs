@@ -4,6 +4,7 @@
 //! answers quote it (a test checks that every interval they give is here). Missing experiments
 //! are named, not skipped silently.
 
+use std::cmp::Ordering;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -144,14 +145,25 @@ fn seed_value(values: &[(u64, f64)], seed: u64) -> Option<f64> {
 
 /// What an interval of a difference says, in words.
 pub fn verdict(iv: &Interval, a: &str, b: &str) -> String {
+    match interval_side(iv) {
+        None => "no interval".into(),
+        Some(Ordering::Greater) => format!("{a} higher (the interval excludes 0)"),
+        Some(Ordering::Less) => format!("{b} higher (the interval excludes 0)"),
+        Some(Ordering::Equal) => "no difference shown (the interval includes 0)".into(),
+    }
+}
+
+/// Which side of 0 a difference's interval lies on: `Equal` where it includes 0, `None` where
+/// it has no bounds (one seed).
+fn interval_side(iv: &Interval) -> Option<Ordering> {
     if !(iv.lo.is_finite() && iv.hi.is_finite()) {
-        "no interval".into()
+        None
     } else if iv.lo > 0.0 {
-        format!("{a} higher (the interval excludes 0)")
+        Some(Ordering::Greater)
     } else if iv.hi < 0.0 {
-        format!("{b} higher (the interval excludes 0)")
+        Some(Ordering::Less)
     } else {
-        "no difference shown (the interval includes 0)".into()
+        Some(Ordering::Equal)
     }
 }
 
@@ -680,19 +692,16 @@ fn layers_against_baselines(w: &mut String, ev: &Evidence, models: &[(&str, &str
 /// reads every seed of its own).
 fn difference_cell(d: &Difference) -> String {
     let iv = &d.diff;
-    let side = if !(iv.lo.is_finite() && iv.hi.is_finite()) {
-        "no interval"
-    } else if iv.lo > 0.0 {
-        "above"
-    } else if iv.hi < 0.0 {
-        "below"
-    } else {
-        "not shown"
+    let side = match interval_side(iv) {
+        None => "no interval",
+        Some(Ordering::Greater) => "above",
+        Some(Ordering::Less) => "below",
+        Some(Ordering::Equal) => "not shown",
     };
-    let seeds = if d.seeds_left_out {
-        format!(", on the {} seeds both have", d.seeds.len())
-    } else {
-        String::new()
+    let seeds = match (d.seeds_left_out, d.seeds.len()) {
+        (false, _) => String::new(),
+        (true, 1) => ", on the one seed both have".into(),
+        (true, n) => format!(", on the {n} seeds both have"),
     };
     format!("{} {side}{seeds}", fmt_iv(iv))
 }
@@ -4124,12 +4133,74 @@ mod tests {
         let clm = format!("| {} | ", Cast::default().clm.label());
         assert!(!md.contains(&clm), "{md}");
         assert_eq!(md.matches("Every aggregated layer").count(), 1, "{md}");
-        let no_baselines: Vec<ItemRow> = items_of_clm(&all);
+        // The masked LM's layers kept without their baselines too: no row, so no table.
+        let mut no_baselines: Vec<ItemRow> = items_of_clm(&all);
+        no_baselines.extend((1..=3u64).map(|seed| ItemRow {
+            model: ModelId::Mlm.name().into(),
+            representation: "aggregated".into(),
+            layer: Some(1),
+            benchmark: ANALOGY.into(),
+            kind: "3CosAdd".into(),
+            seed: Some(seed),
+            values: encode_outcomes(&all),
+        }));
         src.evidence = Some(crate::exp::evidence::from_rows(no_baselines, &benchmarks));
         let mut md = String::new();
         analogy_section(&mut md, &src, src.evidence.as_ref().unwrap());
         assert!(!md.contains("Every aggregated layer"), "{md}");
         assert!(!md.contains("| MLM | "), "{md}");
+    }
+
+    /// A difference cell for each side of 0 and for a difference with no interval (one seed):
+    /// the same rule as the comparison lines' verdict.
+    #[test]
+    fn a_difference_cell_names_its_side_of_zero() {
+        let iv = |estimate: f64, lo: f64, hi: f64| Interval {
+            estimate,
+            lo,
+            hi,
+            level: 0.95,
+        };
+        let d = |diff: Interval, seeds: Vec<u64>, seeds_left_out| Difference {
+            a: analysis::evidence::Estimate {
+                interval: iv(0.5, 0.4, 0.6),
+                items: 10,
+            },
+            b: analysis::evidence::Estimate {
+                interval: iv(0.5, 0.4, 0.6),
+                items: 10,
+            },
+            diff,
+            mcnemar: Vec::new(),
+            seeds,
+            seeds_left_out,
+        };
+        let cell =
+            |diff, seeds: &[u64], left_out| difference_cell(&d(diff, seeds.to_vec(), left_out));
+        assert_eq!(
+            cell(iv(0.2, 0.1, 0.3), &[1, 2], false),
+            "0.200 [0.100, 0.300] above"
+        );
+        assert_eq!(
+            cell(iv(-0.2, -0.3, -0.1), &[1, 2], false),
+            "-0.200 [-0.300, -0.100] below"
+        );
+        assert_eq!(
+            cell(iv(0.0, -0.1, 0.1), &[1, 2], true),
+            "0.000 [-0.100, 0.100] not shown, on the 2 seeds both have"
+        );
+        assert_eq!(
+            cell(iv(0.2, f64::NAN, f64::NAN), &[1], true),
+            "0.200 [interval needs 2+ seeds] no interval, on the one seed both have"
+        );
+        assert_eq!(
+            verdict(&iv(0.2, f64::NAN, f64::NAN), "a", "b"),
+            "no interval"
+        );
+        assert_eq!(
+            verdict(&iv(0.2, 0.1, 0.3), "a", "b"),
+            "a higher (the interval excludes 0)"
+        );
     }
 
     /// The every-layer table's cells from mixed planted outcomes: each difference cell is the
