@@ -477,6 +477,25 @@ mod tests {
         rows.iter().flat_map(|r| r.iter().copied()).collect()
     }
 
+    /// Every pair of `words` words, in order: (0, 1), (0, 2), ..., (1, 2), ...
+    fn every_pair(words: usize) -> Vec<(usize, usize)> {
+        (0..words)
+            .flat_map(|i| (i + 1..words).map(move |j| (i, j)))
+            .collect()
+    }
+
+    /// A benchmark of `rows` with these human judgments, every pair found.
+    fn all_found(rows: Vec<(usize, usize)>, human: Vec<f64>) -> BenchmarkPairs {
+        let n = rows.len();
+        BenchmarkPairs {
+            rows,
+            human,
+            cosine: vec![0.0; n],
+            positions: (0..n).collect(),
+            total: n,
+        }
+    }
+
     #[test]
     fn known_forms_score_as_defined() {
         let sym = from_rows(&[&[1.0, 2.0, 0.0], &[2.0, -1.0, 3.0], &[0.0, 3.0, 5.0]]);
@@ -657,21 +676,13 @@ mod tests {
         // one: each alone is a loose read of the judgments, their difference a tight one.
         let mut rng = SplitMix64::new(11);
         let mut g = || rng.next_f32() as f64 - 0.5;
-        let rows: Vec<(usize, usize)> = (0..30)
-            .flat_map(|i| (i + 1..30).map(move |j| (i, j)))
-            .collect();
+        let rows = every_pair(30);
         let n = rows.len();
         let human: Vec<f64> = (0..n).map(|_| g()).collect();
         let shared: Vec<f64> = (0..n).map(|_| g()).collect();
         let a: Vec<f64> = (0..n).map(|k| human[k] + shared[k]).collect();
         let b: Vec<f64> = (0..n).map(|k| a[k] + 0.1 * g()).collect();
-        let p = BenchmarkPairs {
-            rows,
-            human,
-            cosine: vec![0.0; n],
-            positions: (0..n).collect(),
-            total: n,
-        };
+        let p = all_found(rows, human);
         let d = p.human_difference_interval(&a, &b, 400, 5);
         let (ra, rb) = (p.spearman(&a).0, p.spearman(&b).0);
         assert!((d.estimate - (ra - rb)).abs() < 1e-12, "{d:?}");
@@ -722,21 +733,13 @@ mod tests {
         // there, its lower bound untouched.
         let mut rng = SplitMix64::new(3);
         let mut g = || rng.next_f32() as f64 - 0.5;
-        let rows: Vec<(usize, usize)> = (0..8)
-            .flat_map(|i| (i + 1..8).map(move |j| (i, j)))
-            .collect();
+        let rows = every_pair(8);
         let n = rows.len();
         let human: Vec<f64> = (0..n).map(|_| g()).collect();
         let near: Vec<f64> = human.iter().map(|h| h + 0.08 * g()).collect();
         let reversed: Vec<f64> = near.iter().map(|x| -x).collect();
         let words: Vec<Vec<usize>> = rows.iter().map(|&(i, j)| vec![i, j]).collect();
-        let p = BenchmarkPairs {
-            rows,
-            human,
-            cosine: vec![0.0; n],
-            positions: (0..n).collect(),
-            total: n,
-        };
+        let p = all_found(rows, human);
         let of = |s: &[f64]| [(p.human.clone(), s.to_vec())];
         let uncut = |a: &[f64], b: Option<&[f64]>| {
             crate::inference::item_and_seed_interval(

@@ -3912,6 +3912,26 @@ mod tests {
         analysis::AnalogySet::parse(&text, Path::new("q.txt"), ANALOGY.into()).unwrap()
     }
 
+    /// One seed's outcomes of `model`'s aggregated `layer` on the planted analogies, under
+    /// `kind` (3CosAdd or one of Linzen's baselines).
+    fn layer_outcomes(
+        model: ModelId,
+        layer: usize,
+        kind: &str,
+        seed: u64,
+        outcomes: &[Option<bool>],
+    ) -> crate::output::ItemRow {
+        crate::output::ItemRow {
+            model: model.name().into(),
+            representation: "aggregated".into(),
+            layer: Some(layer),
+            benchmark: ANALOGY.into(),
+            kind: kind.into(),
+            seed: Some(seed),
+            values: crate::output::encode_outcomes(outcomes),
+        }
+    }
+
     /// The frozen section reads both untied tables on WS-353, each analogy score beside
     /// Linzen's baselines, and the untied no-attention control's gains, from planted outcomes:
     /// an output matrix that ranks every pair as the humans do beside an input embedding that
@@ -4072,7 +4092,7 @@ mod tests {
     /// row; with only such layers there is no table.
     #[test]
     fn the_analogy_section_gives_every_layer_beside_linzens_baselines() {
-        use crate::output::{encode_outcomes, ItemRow};
+        use crate::output::ItemRow;
         let google = planted_analogies();
         let benchmarks = Benchmarks {
             analogy: vec![google],
@@ -4088,30 +4108,14 @@ mod tests {
                     (crate::exp::evidence::BASELINE_ONLY_B, only_b),
                     (crate::exp::evidence::BASELINE_IGNORE_A, &all),
                 ] {
-                    items.push(ItemRow {
-                        model: ModelId::Mlm.name().into(),
-                        representation: "aggregated".into(),
-                        layer: Some(layer),
-                        benchmark: ANALOGY.into(),
-                        kind: kind.into(),
-                        seed: Some(seed),
-                        values: encode_outcomes(outcomes),
-                    });
+                    items.push(layer_outcomes(ModelId::Mlm, layer, kind, seed, outcomes));
                 }
             }
         }
         // The causal LM's layers without their baselines (measured before they were kept).
         let items_of_clm = |outcomes: &[Option<bool>]| -> Vec<ItemRow> {
             (1..=3u64)
-                .map(|seed| ItemRow {
-                    model: Cast::default().clm.name().into(),
-                    representation: "aggregated".into(),
-                    layer: Some(1),
-                    benchmark: ANALOGY.into(),
-                    kind: "3CosAdd".into(),
-                    seed: Some(seed),
-                    values: encode_outcomes(outcomes),
-                })
+                .map(|seed| layer_outcomes(Cast::default().clm, 1, "3CosAdd", seed, outcomes))
                 .collect()
         };
         items.extend(items_of_clm(&all));
@@ -4135,15 +4139,8 @@ mod tests {
         assert_eq!(md.matches("Every aggregated layer").count(), 1, "{md}");
         // The masked LM's layers kept without their baselines too: no row, so no table.
         let mut no_baselines: Vec<ItemRow> = items_of_clm(&all);
-        no_baselines.extend((1..=3u64).map(|seed| ItemRow {
-            model: ModelId::Mlm.name().into(),
-            representation: "aggregated".into(),
-            layer: Some(1),
-            benchmark: ANALOGY.into(),
-            kind: "3CosAdd".into(),
-            seed: Some(seed),
-            values: encode_outcomes(&all),
-        }));
+        no_baselines
+            .extend((1..=3u64).map(|seed| layer_outcomes(ModelId::Mlm, 1, "3CosAdd", seed, &all)));
         src.evidence = Some(crate::exp::evidence::from_rows(no_baselines, &benchmarks));
         let mut md = String::new();
         analogy_section(&mut md, &src, src.evidence.as_ref().unwrap());
@@ -4210,7 +4207,6 @@ mod tests {
     /// it reads every seed of the layer.
     #[test]
     fn the_every_layer_tables_cells_are_all_question_differences_on_shared_seeds() {
-        use crate::output::{encode_outcomes, ItemRow};
         let google = planted_analogies();
         let benchmarks = Benchmarks {
             analogy: vec![google],
@@ -4228,33 +4224,23 @@ mod tests {
         let only_b = |q: usize, s: u64| (q * 3 + s as usize) % 10 < 2;
         let ignore_a = |q: usize, s: u64| (q * 7 + s as usize) % 10 < 8 || q % 5 == 0;
         let mut items = Vec::new();
-        let row = |kind: &str, seed, values| ItemRow {
-            model: ModelId::Mlm.name().into(),
-            representation: "aggregated".into(),
-            layer: Some(1),
-            benchmark: ANALOGY.into(),
-            kind: kind.into(),
-            seed: Some(seed),
-            values,
+        let row = |kind: &str, seed, outcomes: &[Option<bool>]| {
+            layer_outcomes(ModelId::Mlm, 1, kind, seed, outcomes)
         };
         for seed in 1..=4u64 {
-            items.push(row(
-                "3CosAdd",
-                seed,
-                encode_outcomes(&outcomes(&layer, seed)),
-            ));
+            items.push(row("3CosAdd", seed, &outcomes(&layer, seed)));
             // only-b kept at seeds 1-3 only; ignore-a at every seed of the layer.
             if seed <= 3 {
                 items.push(row(
                     crate::exp::evidence::BASELINE_ONLY_B,
                     seed,
-                    encode_outcomes(&outcomes(&only_b, seed)),
+                    &outcomes(&only_b, seed),
                 ));
             }
             items.push(row(
                 crate::exp::evidence::BASELINE_IGNORE_A,
                 seed,
-                encode_outcomes(&outcomes(&ignore_a, seed)),
+                &outcomes(&ignore_a, seed),
             ));
         }
         let ev = crate::exp::evidence::from_rows(items, &benchmarks);
