@@ -339,21 +339,7 @@ fn cosines(query: &[f32], m: usize, unit: &[f32], n: usize, dim: usize) -> Vec<f
 /// (case-folded) is in the restricted vocabulary and is not a, b or c; if none is, the fifth
 /// (which then counts as wrong).
 fn gensim_prediction(scores: &[f32], abc: [u32; 3], ev: &EvalVocab) -> Option<u32> {
-    const TOPN: usize = 5;
-    let mut top: Vec<(f32, u32)> = Vec::with_capacity(TOPN + 1);
-    for (i, &s) in scores.iter().enumerate() {
-        if top.len() == TOPN && s <= top[TOPN - 1].0 {
-            continue;
-        }
-        let i = i as u32;
-        if abc.contains(&i) || s.is_nan() {
-            continue;
-        }
-        // Ties keep the lower row first, as a stable descending sort would.
-        let pos = top.partition_point(|&(t, _)| t >= s);
-        top.insert(pos, (s, i));
-        top.truncate(TOPN);
-    }
+    let top = top_rows(scores, abc);
     let ignore = abc.map(|r| ev.row_key(r));
     top.iter()
         .map(|&(_, i)| i)
@@ -361,9 +347,96 @@ fn gensim_prediction(scores: &[f32], abc: [u32; 3], ev: &EvalVocab) -> Option<u3
         .or(top.last().map(|&(_, i)| i))
 }
 
+/// How many rows gensim's choice looks through.
+const TOPN: usize = 5;
+
+/// Scores passed over together: a run of them at or below the fifth best is skipped with one
+/// vectorised comparison instead of one branch each (most rows of a vocabulary are).
+const SKIP_CHUNK: usize = 16;
+
+/// The [`TOPN`] highest `(score, row)`, best first, rows in `abc` and NaN scores left out;
+/// ties keep the lower row first, as a stable descending sort would. A chunk of scores is
+/// looked at one by one unless all of them are at or below the fifth best so far, which one by
+/// one would pass over each of them too: the same rows in the same order.
+fn top_rows(scores: &[f32], abc: [u32; 3]) -> Vec<(f32, u32)> {
+    let mut top: Vec<(f32, u32)> = Vec::with_capacity(TOPN + 1);
+    for (c, chunk) in scores.chunks(SKIP_CHUNK).enumerate() {
+        if top.len() == TOPN {
+            let fifth = top[TOPN - 1].0;
+            // `&`, not `&&`: no early exit, so the comparison vectorises. NaN compares false
+            // and sends its chunk through the loop below, which skips it.
+            if chunk.iter().fold(true, |all, &s| all & (s <= fifth)) {
+                continue;
+            }
+        }
+        for (k, &s) in chunk.iter().enumerate() {
+            if top.len() == TOPN && s <= top[TOPN - 1].0 {
+                continue;
+            }
+            let i = (c * SKIP_CHUNK + k) as u32;
+            if abc.contains(&i) || s.is_nan() {
+                continue;
+            }
+            let pos = top.partition_point(|&(t, _)| t >= s);
+            top.insert(pos, (s, i));
+            top.truncate(TOPN);
+        }
+    }
+    top
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// gensim's top rows one score at a time, as the code read them before it skipped chunks:
+    /// the reference [`top_rows`] is checked against.
+    fn top_rows_one_by_one(scores: &[f32], abc: [u32; 3]) -> Vec<(f32, u32)> {
+        let mut top: Vec<(f32, u32)> = Vec::new();
+        for (i, &s) in scores.iter().enumerate() {
+            if top.len() == TOPN && s <= top[TOPN - 1].0 {
+                continue;
+            }
+            let i = i as u32;
+            if abc.contains(&i) || s.is_nan() {
+                continue;
+            }
+            let pos = top.partition_point(|&(t, _)| t >= s);
+            top.insert(pos, (s, i));
+            top.truncate(TOPN);
+        }
+        top
+    }
+
+    #[test]
+    fn skipping_chunks_finds_the_rows_scanning_one_by_one_finds() {
+        let mut rng = crate::inference::SplitMix64::new(9);
+        for n in [0, 3, 5, 15, 16, 17, 40, 257, 1000] {
+            for trial in 0..20 {
+                // Coarse values make ties common; some NaN; the best rows sometimes in a, b, c
+                // or in the last, partial chunk.
+                let scores: Vec<f32> = (0..n)
+                    .map(|_| match rng.next_u64() % 50 {
+                        0 => f32::NAN,
+                        r => (r % 12) as f32 / 4.0 - 1.0,
+                    })
+                    .collect();
+                let pick = |r: u64| (r % n.max(1) as u64) as u32;
+                let abc = [pick(rng.next_u64()), pick(rng.next_u64()), 0];
+                let (got, want) = (top_rows(&scores, abc), top_rows_one_by_one(&scores, abc));
+                let bits = |t: &[(f32, u32)]| -> Vec<(u32, u32)> {
+                    t.iter().map(|&(s, i)| (s.to_bits(), i)).collect()
+                };
+                assert_eq!(bits(&got), bits(&want), "n {n}, trial {trial}");
+            }
+        }
+        // A planted case: the best row late in a chunk after the top is full.
+        let mut scores = vec![0.0f32; 64];
+        scores[50] = 2.0;
+        scores[1] = 1.0;
+        assert_eq!(top_rows(&scores, [1, 2, 3])[0], (2.0, 50));
+        assert_eq!(top_rows(&scores, [1, 2, 3]).len(), TOPN);
+    }
 
     /// A planted table where man:king :: woman:queen holds exactly by vector offset.
     fn planted() -> WordVectors {

@@ -53,32 +53,102 @@ pub fn symmetric_share(m: &[f64], n: usize) -> f64 {
     }
 }
 
-/// Mean cosine over all pairs of distinct vectors (NaN with fewer than two).
+/// Mean cosine over all pairs of distinct vectors (NaN with fewer than two): the pairs'
+/// [`pairwise_cosines`] summed in their order from 0.
 pub fn mean_pairwise_cosine(vectors: &[&[f32]]) -> f64 {
-    let (mut sum, mut n) = (0f64, 0usize);
-    for i in 0..vectors.len() {
-        for j in i + 1..vectors.len() {
-            sum += cosine(vectors[i], vectors[j]);
-            n += 1;
-        }
-    }
-    if n == 0 {
+    let cosines = pairwise_cosines(vectors);
+    if cosines.is_empty() {
         f64::NAN
     } else {
-        sum / n as f64
+        cosines.iter().fold(0.0, |sum, c| sum + c) / cosines.len() as f64
     }
 }
 
 /// The cosine of every pair `i < j` of `vectors`, row by row (`(0,1), (0,2), .., (1,2), ..`):
-/// what [`mean_pairwise_cosine`] averages.
+/// what [`mean_pairwise_cosine`] averages. Each equals [`cosine`] of the pair to the last bit
+/// (the same sums in the same order); the squared norms are taken once per vector and the dot
+/// products [`LANES`] at a time.
 pub fn pairwise_cosines(vectors: &[&[f32]]) -> Vec<f64> {
     let n = vectors.len();
+    let norms = squared_norms(vectors);
     let mut out = Vec::with_capacity(n * n.saturating_sub(1) / 2);
+    let mut dots = Vec::with_capacity(n);
     for i in 0..n {
-        for j in i + 1..n {
-            out.push(cosine(vectors[i], vectors[j]));
-        }
+        dots.clear();
+        dots_into(vectors[i], &vectors[i + 1..], &mut dots);
+        out.extend(
+            dots.iter()
+                .zip(&norms[i + 1..])
+                .map(|(&ab, &bb)| cosine_of(ab, norms[i], bb)),
+        );
     }
+    out
+}
+
+/// Dot products summed at once: a sum in f64 over the coordinates in order waits on each
+/// addition, so one at a time leaves the processor idle; independent sums side by side do not.
+const LANES: usize = 8;
+
+/// [`cosine`] from its three sums: the dot product and the two squared norms.
+fn cosine_of(ab: f64, aa: f64, bb: f64) -> f64 {
+    if aa == 0.0 || bb == 0.0 {
+        0.0
+    } else {
+        ab / (aa.sqrt() * bb.sqrt())
+    }
+}
+
+/// The sum of `a[i] * b[i]` in f64 over the coordinates in order: [`cosine`]'s dot product,
+/// and with `b = a` its squared norm.
+fn dot(a: &[f32], b: &[f32]) -> f64 {
+    assert_eq!(a.len(), b.len(), "vectors of different lengths");
+    a.iter()
+        .zip(b)
+        .fold(0.0, |s, (&x, &y)| s + x as f64 * y as f64)
+}
+
+/// [`dot`] of `a` with each of `bs`, appended to `out` in order, [`LANES`] sums side by side
+/// (each still in coordinate order, so each equals [`dot`]).
+fn dots_into(a: &[f32], bs: &[&[f32]], out: &mut Vec<f64>) {
+    let n = a.len();
+    let mut chunks = bs.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        let b: [&[f32]; LANES] = std::array::from_fn(|t| {
+            assert_eq!(chunk[t].len(), n, "vectors of different lengths");
+            &chunk[t][..n]
+        });
+        let mut acc = [0f64; LANES];
+        for k in 0..n {
+            let x = a[k] as f64;
+            for t in 0..LANES {
+                acc[t] += x * b[t][k] as f64;
+            }
+        }
+        out.extend(acc);
+    }
+    out.extend(chunks.remainder().iter().map(|b| dot(a, b)));
+}
+
+/// Each vector's [`dot`] with itself, [`LANES`] sums side by side.
+fn squared_norms(vectors: &[&[f32]]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(vectors.len());
+    let mut chunks = vectors.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        let n = chunk[0].len();
+        let v: [&[f32]; LANES] = std::array::from_fn(|t| {
+            assert_eq!(chunk[t].len(), n, "vectors of different lengths");
+            &chunk[t][..n]
+        });
+        let mut acc = [0f64; LANES];
+        for k in 0..n {
+            for t in 0..LANES {
+                let x = v[t][k] as f64;
+                acc[t] += x * x;
+            }
+        }
+        out.extend(acc);
+    }
+    out.extend(chunks.remainder().iter().map(|v| dot(v, v)));
     out
 }
 
@@ -98,15 +168,55 @@ pub fn linear_cka(x: &[f32], y: &[f32], n: usize, k: usize) -> f64 {
 /// [`linear_cka`] of an `n x kx` and an `n x ky` matrix (the widths may differ: the embedding
 /// matrix against its projection through one head).
 pub fn linear_cka_wide(x: &[f32], kx: usize, y: &[f32], ky: usize, n: usize) -> f64 {
-    assert_eq!(x.len(), n * kx);
-    assert_eq!(y.len(), n * ky);
-    let (x, y) = (centred(x, n, kx), centred(y, n, ky));
-    let denom =
-        (frobenius2(&cross(&x, kx, &x, kx, n)) * frobenius2(&cross(&y, ky, &y, ky, n))).sqrt();
-    if denom == 0.0 {
-        0.0
-    } else {
-        frobenius2(&cross(&x, kx, &y, ky, n)) / denom
+    Centred::new(x, n, kx).cka(&Centred::new(y, n, ky))
+}
+
+/// An `n x k` matrix with each column's mean removed (f64), and its ||X^T X||_F^2: what every
+/// CKA of it reuses, computed once however many matrices it is compared with.
+struct Centred {
+    m: Vec<f64>,
+    n: usize,
+    k: usize,
+    gram2: f64,
+}
+
+impl Centred {
+    fn new(x: &[f32], n: usize, k: usize) -> Centred {
+        assert_eq!(x.len(), n * k);
+        let m = centred(x, n, k);
+        let gram2 = frobenius2(&cross(&m, k, &m, k, n));
+        Centred { m, n, k, gram2 }
+    }
+
+    /// ||X^T Y||_F^2 / (||X^T X||_F ||Y^T Y||_F), 0 where a denominator is.
+    fn cka(&self, y: &Centred) -> f64 {
+        assert_eq!(self.n, y.n);
+        let denom = (self.gram2 * y.gram2).sqrt();
+        if denom == 0.0 {
+            0.0
+        } else {
+            frobenius2(&cross(&self.m, self.k, &y.m, y.k, self.n)) / denom
+        }
+    }
+
+    /// [`linear_cka_wide_null`]: the mean of [`Centred::cka`] over `draws` seeded permutations
+    /// of `y`'s rows. A permutation changes neither Y's column means nor ||Y^T Y||, so only the
+    /// cross term X^T P Y is computed per draw.
+    fn cka_null(&self, y: &Centred, draws: usize, seed: u64) -> f64 {
+        assert_eq!(self.n, y.n);
+        let n = self.n;
+        let denom = (self.gram2 * y.gram2).sqrt();
+        let mut rng = crate::inference::SplitMix64::new(seed);
+        let mut order: Vec<usize> = (0..n).collect();
+        let mut total = 0.0;
+        for _ in 0..draws {
+            crate::inference::shuffle(&mut order, &mut rng);
+            if denom != 0.0 {
+                total +=
+                    frobenius2(&cross_rows(&self.m, self.k, &y.m, y.k, n, |r| order[r])) / denom;
+            }
+        }
+        total / draws.max(1) as f64
     }
 }
 
@@ -127,8 +237,13 @@ fn cross(a: &[f64], ka: usize, b: &[f64], kb: usize, n: usize) -> Vec<f64> {
     cross_rows(a, ka, b, kb, n, |r| r)
 }
 
+/// Rows of A^T B accumulated together: [`CROSS_BLOCK`] x `kb` f64 stay in the first-level
+/// cache while every row pair passes, where the whole `ka x kb` result would not.
+const CROSS_BLOCK: usize = 8;
+
 /// [`cross`] with B's rows taken in the order `row_of(r)`: A^T P B for a permutation P,
-/// without building P B.
+/// without building P B. The result is built [`CROSS_BLOCK`] rows at a time; within a block
+/// each entry still sums over the rows in order, so the blocks change no bit.
 fn cross_rows(
     a: &[f64],
     ka: usize,
@@ -138,14 +253,18 @@ fn cross_rows(
     row_of: impl Fn(usize) -> usize,
 ) -> Vec<f64> {
     let mut g = vec![0f64; ka * kb];
-    for r in 0..n {
-        let ar = &a[r * ka..(r + 1) * ka];
-        let rb = row_of(r);
-        let br = &b[rb * kb..(rb + 1) * kb];
-        for (i, &s) in ar.iter().enumerate() {
-            let out = &mut g[i * kb..(i + 1) * kb];
-            for (o, &v) in out.iter_mut().zip(br) {
-                *o += s * v;
+    for (block, out) in g.chunks_mut(CROSS_BLOCK * kb).enumerate() {
+        let i0 = block * CROSS_BLOCK;
+        let rows = out.len() / kb;
+        for r in 0..n {
+            let ar = &a[r * ka + i0..r * ka + i0 + rows];
+            let rb = row_of(r);
+            let br = &b[rb * kb..(rb + 1) * kb];
+            for (i, &s) in ar.iter().enumerate() {
+                let out = &mut out[i * kb..(i + 1) * kb];
+                for (o, &v) in out.iter_mut().zip(br) {
+                    *o += s * v;
+                }
             }
         }
     }
@@ -164,8 +283,7 @@ pub fn linear_cka_null(x: &[f32], y: &[f32], n: usize, k: usize, draws: usize, s
     linear_cka_wide_null(x, k, y, k, n, draws, seed)
 }
 
-/// [`linear_cka_null`] for matrices of different widths. A permutation of Y's rows changes
-/// neither its column means nor ||Y^T Y||, so only the cross term X^T P Y is computed per draw.
+/// [`linear_cka_null`] for matrices of different widths.
 pub fn linear_cka_wide_null(
     x: &[f32],
     kx: usize,
@@ -175,21 +293,7 @@ pub fn linear_cka_wide_null(
     draws: usize,
     seed: u64,
 ) -> f64 {
-    assert_eq!(x.len(), n * kx);
-    assert_eq!(y.len(), n * k);
-    let (xc, yc) = (centred(x, n, kx), centred(y, n, k));
-    let denom =
-        (frobenius2(&cross(&xc, kx, &xc, kx, n)) * frobenius2(&cross(&yc, k, &yc, k, n))).sqrt();
-    let mut rng = crate::inference::SplitMix64::new(seed);
-    let mut order: Vec<usize> = (0..n).collect();
-    let mut total = 0.0;
-    for _ in 0..draws {
-        crate::inference::shuffle(&mut order, &mut rng);
-        if denom != 0.0 {
-            total += frobenius2(&cross_rows(&xc, kx, &yc, k, n, |r| order[r])) / denom;
-        }
-    }
-    total / draws.max(1) as f64
+    Centred::new(x, n, kx).cka_null(&Centred::new(y, n, k), draws, seed)
 }
 
 /// One head's attention-matrix measures.
@@ -338,13 +442,13 @@ pub fn activation_geometry(
                     .flat_map(|&r| all[r * d..(r + 1) * d].iter().copied())
                     .collect()
             };
-            let (q, k, v) = (project(wq), project(wk), project(wv));
-            let pair = |a: &[f32], b: &[f32], s: u64| {
-                (
-                    linear_cka_wide(a, d, b, d, n),
-                    linear_cka_wide_null(a, d, b, d, n, 10, seed ^ s),
-                )
-            };
+            // Each centred once, for the three pairs and their nulls.
+            let (q, k, v) = (
+                Centred::new(&project(wq), n, d),
+                Centred::new(&project(wk), n, d),
+                Centred::new(&project(wv), n, d),
+            );
+            let pair = |a: &Centred, b: &Centred, s: u64| (a.cka(b), a.cka_null(b, 10, seed ^ s));
             let (qk, qk0) = pair(&q, &k, 1);
             let (qv, qv0) = pair(&q, &v, 2);
             let (kv, kv0) = pair(&k, &v, 3);
@@ -747,6 +851,123 @@ mod tests {
         assert!((cka - 1.0).abs() < 1e-12);
     }
 
+    /// Vectors of `d` coordinates, `n` of them, one all zero (cosine 0 by convention).
+    fn vectors(n: usize, d: usize, seed: u64) -> Vec<Vec<f32>> {
+        let values = gaussian(n * d, seed);
+        let mut rows: Vec<Vec<f32>> = values.chunks(d).map(|r| r.to_vec()).collect();
+        if n > 3 {
+            rows[3] = vec![0.0; d];
+        }
+        rows
+    }
+
+    #[test]
+    fn cosines_summed_side_by_side_equal_one_pair_at_a_time_to_the_last_bit() {
+        // Counts below, at and past the lanes, widths that do not fill them.
+        for (n, d, seed) in [
+            (0, 4, 1),
+            (1, 4, 2),
+            (2, 3, 3),
+            (9, 5, 4),
+            (17, 128, 5),
+            (23, 7, 6),
+        ] {
+            let rows = vectors(n, d, seed);
+            let refs: Vec<&[f32]> = rows.iter().map(|r| r.as_slice()).collect();
+            let one_at_a_time: Vec<u64> = (0..n)
+                .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+                .map(|(i, j)| cosine(refs[i], refs[j]).to_bits())
+                .collect();
+            let got: Vec<u64> = pairwise_cosines(&refs)
+                .iter()
+                .map(|c| c.to_bits())
+                .collect();
+            assert_eq!(got, one_at_a_time, "{n} vectors of {d}");
+            let mut sum = 0f64;
+            one_at_a_time.iter().for_each(|&b| sum += f64::from_bits(b));
+            let mean = mean_pairwise_cosine(&refs);
+            if n < 2 {
+                assert!(mean.is_nan());
+            } else {
+                assert_eq!(mean.to_bits(), (sum / one_at_a_time.len() as f64).to_bits());
+            }
+            if n >= 2 {
+                // Each vector against the bag's mean, as cosine() computes it.
+                let mut m = vec![0f32; d];
+                refs.iter()
+                    .for_each(|v| m.iter_mut().zip(v.iter()).for_each(|(a, x)| *a += x));
+                let want = refs.iter().map(|v| cosine(v, &m)).sum::<f64>() / n as f64;
+                assert_eq!(mean_cosine_to_mean(&refs).to_bits(), want.to_bits());
+            }
+        }
+        // A planted pair: (1, 0) and (1, 1) at 45 degrees, and the zero vector's 0.
+        let (a, b, z) = ([1.0f32, 0.0], [1.0f32, 1.0], [0.0f32, 0.0]);
+        let c = pairwise_cosines(&[&a, &b, &z]);
+        assert!((c[0] - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-15);
+        assert_eq!(&c[1..], &[0.0, 0.0]);
+    }
+
+    #[test]
+    fn the_blocked_cross_product_equals_the_row_by_row_sum_to_the_last_bit() {
+        // ka not a multiple of the block; B's rows permuted.
+        let (n, ka, kb) = (29, 13, 6);
+        let a: Vec<f64> = gaussian(n * ka, 21).iter().map(|&x| x as f64).collect();
+        let b: Vec<f64> = gaussian(n * kb, 22).iter().map(|&x| x as f64).collect();
+        let order: Vec<usize> = (0..n).map(|r| (r * 7) % n).collect();
+        let got = cross_rows(&a, ka, &b, kb, n, |r| order[r]);
+        for i in 0..ka {
+            for j in 0..kb {
+                let mut want = 0f64;
+                for r in 0..n {
+                    want += a[r * ka + i] * b[order[r] * kb + j];
+                }
+                assert_eq!(got[i * kb + j].to_bits(), want.to_bits(), "({i}, {j})");
+            }
+        }
+    }
+
+    #[test]
+    fn a_centred_matrix_reused_gives_the_row_by_row_cka_to_the_last_bit() {
+        // The formula as the code computed it before the Gram terms were kept: each term's
+        // cross product summed over the rows in order, one entry at a time.
+        let (n, d) = (40, 9);
+        let (x, y) = (gaussian(n * d, 31), gaussian(n * d, 32));
+        let (xc, yc) = (centred(&x, n, d), centred(&y, n, d));
+        let by_rows = |a: &[f64], b: &[f64], row_of: &dyn Fn(usize) -> usize| -> f64 {
+            let mut f = 0f64;
+            for i in 0..d {
+                for j in 0..d {
+                    let mut g = 0f64;
+                    for r in 0..n {
+                        g += a[r * d + i] * b[row_of(r) * d + j];
+                    }
+                    f += g * g;
+                }
+            }
+            f
+        };
+        let id = |r: usize| r;
+        let denom = (by_rows(&xc, &xc, &id) * by_rows(&yc, &yc, &id)).sqrt();
+        let (cx, cy) = (Centred::new(&x, n, d), Centred::new(&y, n, d));
+        assert_eq!(
+            cx.cka(&cy).to_bits(),
+            (by_rows(&xc, &yc, &id) / denom).to_bits()
+        );
+        let mut rng = crate::inference::SplitMix64::new(7);
+        let mut order: Vec<usize> = (0..n).collect();
+        let mut total = 0.0;
+        for _ in 0..10 {
+            crate::inference::shuffle(&mut order, &mut rng);
+            total += by_rows(&xc, &yc, &|r| order[r]) / denom;
+        }
+        assert_eq!(cx.cka_null(&cy, 10, 7).to_bits(), (total / 10.0).to_bits());
+        assert!((cx.cka(&cx) - 1.0).abs() < 1e-12);
+        // A constant matrix centres to zero: CKA 0 and its null 0, not NaN.
+        let flat = vec![2.0f32; n * d];
+        assert_eq!(Centred::new(&flat, n, d).cka(&cy), 0.0);
+        assert_eq!(Centred::new(&flat, n, d).cka_null(&cy, 3, 1), 0.0);
+    }
+
     #[test]
     fn identical_occurrences_have_self_similarity_one() {
         let v = [0.3f32, -1.0, 2.0];
@@ -969,7 +1190,15 @@ pub fn mean_cosine_to_mean(vectors: &[&[f32]]) -> f64 {
     for v in vectors {
         mean.iter_mut().zip(v.iter()).for_each(|(m, x)| *m += x);
     }
-    vectors.iter().map(|v| cosine(v, &mean)).sum::<f64>() / vectors.len() as f64
+    // Each term is cosine(v, mean) to the last bit: the mean's norm taken once, the sums
+    // side by side.
+    let mean_norm = dot(&mean, &mean);
+    let mut dots = Vec::with_capacity(vectors.len());
+    dots_into(&mean, vectors, &mut dots);
+    (dots.iter().zip(squared_norms(vectors)))
+        .map(|(&ab, aa)| cosine_of(ab, aa, mean_norm))
+        .sum::<f64>()
+        / vectors.len() as f64
 }
 
 /// Share of the squared Frobenius norm of the `k x d` matrix `rows` that its first singular

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# What measuring one model costs, old code against new, alternating in one run: each binary
+# measures the untrained masked LM of the study's config (`--exp measure-snapshots`: the
+# snapshot measures, then the full measurement with pooled vectors), nothing trained, so the
+# time is measuring alone. Writes results/bench/<isa>/measure.csv (isa: avx512 or avx2): per
+# run the ledger's wall and CPU seconds of the snapshot measures (`dynamics`) and of the full
+# one (`scores`), each stage's wall seconds from the log, the CPU, the load average when the
+# run started, and whether the run's measurement files equal the first binary's byte for byte
+# (decompressed; the manifest, which records times, left out): a speed change must not change
+# a number.
+# Usage: scripts/bench_measure.sh <old binary> <old label> <new binary> <new label> [reps] [config]
+#   (reps default 2; config default experiments/configs/ten-seeds.toml; about 6 min a rep)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+old="$1"; old_label="$2"; new="$3"; new_label="$4"
+reps="${5:-2}"
+config="${6:-experiments/configs/ten-seeds.toml}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+avx512=$(grep -qw avx512f /proc/cpuinfo && echo true || echo false)
+isa=$([ "$avx512" = true ] && echo avx512 || echo avx2)
+mkdir -p "results/bench/$isa"
+out="results/bench/$isa/measure.csv"
+rows="$tmp/rows.csv"
+: > "$rows"
+for rep in $(seq 1 "$reps"); do
+  for side in old new; do
+    bin=$([ "$side" = old ] && echo "$old" || echo "$new")
+    label=$([ "$side" = old ] && echo "$old_label" || echo "$new_label")
+    dir="$tmp/$side-$rep"
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    "$bin" --exp measure-snapshots --model transformer-untrained --seed 1 --config "$config" \
+      --out "$dir" > "$tmp/$side-$rep.log" 2>&1
+    python3 - "$label" "$rep" "$load" "$cpu" "$avx512" "$dir" "$tmp/$side-$rep.log" "$tmp/old-1" <<'PY' >> "$rows"
+import csv, glob, gzip, hashlib, os, re, sys
+label, rep, load, cpu, avx512, d, log, first = sys.argv[1:]
+def digest(root):
+    out = {}
+    for p in sorted(glob.glob(os.path.join(root, "measurements", "*", "*"))):
+        name = os.path.basename(p)
+        if name in ("manifest.json", "time.csv"):
+            continue
+        data = open(p, "rb").read()
+        if p.endswith(".gz"):
+            data = gzip.decompress(data)
+        out[name] = hashlib.sha256(data).hexdigest()
+    return out
+(ledger,) = glob.glob(os.path.join(d, "measurements", "*", "time.csv"))
+work = {r["work"]: r for r in csv.DictReader(open(ledger))}
+laps = [l for l in open(log, errors="replace") if l.startswith("measured ")]
+def stages(line):
+    m = re.search(r": ([0-9.]+) s \((.*)\)", line)
+    return float(m.group(1)), {k.strip(): float(v) for k, v in (re.match(r"(.*) ([0-9.]+)$", p.strip()).groups() for p in m.group(2).split(","))}
+snap_total, snap = stages(laps[0])
+full_total, full = stages(laps[1])
+same = digest(d) == digest(first) if os.path.isdir(first) else True
+w = csv.writer(sys.stdout)
+w.writerow([cpu, avx512, label, rep, load,
+            work["dynamics"]["wall_s"], work["dynamics"]["cpu_s"],
+            work["scores"]["wall_s"], work["scores"]["cpu_s"],
+            snap_total, snap.get("activation geometry"), snap.get("contextuality (raw and norm)"),
+            snap.get("contextuality-sentences (raw and norm)"), snap.get("decontextualized scored"),
+            snap.get("embedding scored"), full_total, full.get("pooled computed"),
+            full.get("projected embeddings scored"), str(same).lower()])
+PY
+    echo "$label rep $rep: $(tail -1 "$rows")"
+  done
+done
+{
+  echo "cpu,avx512,code,rep,load_avg_at_start,snapshot_wall_s,snapshot_cpu_s,full_wall_s,full_cpu_s,snapshot_laps_s,activation_geometry_s,contextuality_s,contextuality_sentences_s,decontextualized_scored_s,embedding_scored_s,full_laps_s,pooled_computed_s,projected_scored_s,files_equal_first"
+  cat "$rows"
+} > "$out.tmp" && mv "$out.tmp" "$out"
+echo "wrote $out"
