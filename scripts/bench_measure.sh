@@ -6,17 +6,21 @@
 # run the ledger's wall and CPU seconds of the snapshot measures (`dynamics`) and of the full
 # one (`scores`), each stage's wall seconds from the log, the CPU, the load average when the
 # run started, and whether the run's measurement files equal the first binary's byte for byte
-# (decompressed; the manifest, which records times, left out): a speed change must not change
-# a number.
+# (decompressed; the manifest and the ledger, which record times, left out; `reference` for that
+# first run itself): a speed change must not change a number. Which binary goes first
+# alternates from rep to rep (old new, new old, ...), so that a drifting load favours neither.
+# The untrained model answers almost no analogy, so its files say little about the analogy
+# search: compare a trained table with `--exp eval` too.
 # Usage: scripts/bench_measure.sh <old binary> <old label> <new binary> <new label> [reps] [config]
-#   (reps default 2; config default experiments/configs/ten-seeds.toml; about 6 min a rep)
+#   (reps default 2; config default experiments/configs/ten-seeds.toml)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 old="$1"; old_label="$2"; new="$3"; new_label="$4"
 reps="${5:-2}"
 config="${6:-experiments/configs/ten-seeds.toml}"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# Kept when a run fails, for its log.
+trap 'if [ $? -eq 0 ]; then rm -rf "$tmp"; else echo "logs kept in $tmp" >&2; fi' EXIT
 cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 avx512=$(grep -qw avx512f /proc/cpuinfo && echo true || echo false)
 isa=$([ "$avx512" = true ] && echo avx512 || echo avx2)
@@ -24,27 +28,31 @@ mkdir -p "results/bench/$isa"
 out="results/bench/$isa/measure.csv"
 rows="$tmp/rows.csv"
 : > "$rows"
+first=""
 for rep in $(seq 1 "$reps"); do
-  for side in old new; do
+  order=$([ $((rep % 2)) -eq 1 ] && echo "old new" || echo "new old")
+  for side in $order; do
     bin=$([ "$side" = old ] && echo "$old" || echo "$new")
     label=$([ "$side" = old ] && echo "$old_label" || echo "$new_label")
     dir="$tmp/$side-$rep"
     load=$(cut -d' ' -f1 /proc/loadavg)
     "$bin" --exp measure-snapshots --model transformer-untrained --seed 1 --config "$config" \
       --out "$dir" > "$tmp/$side-$rep.log" 2>&1
-    python3 - "$label" "$rep" "$load" "$cpu" "$avx512" "$dir" "$tmp/$side-$rep.log" "$tmp/old-1" <<'PY' >> "$rows"
+    python3 - "$label" "$rep" "$load" "$cpu" "$avx512" "$dir" "$tmp/$side-$rep.log" "$first" <<'PY' >> "$rows"
 import csv, glob, gzip, hashlib, os, re, sys
 label, rep, load, cpu, avx512, d, log, first = sys.argv[1:]
 def digest(root):
     out = {}
     for p in sorted(glob.glob(os.path.join(root, "measurements", "*", "*"))):
         name = os.path.basename(p)
-        if name in ("manifest.json", "time.csv"):
+        if name in ("manifest.json", "time.csv") or not os.path.isfile(p):
             continue
         data = open(p, "rb").read()
         if p.endswith(".gz"):
             data = gzip.decompress(data)
         out[name] = hashlib.sha256(data).hexdigest()
+    if not out:
+        sys.exit(f"{root}: no measurement files to compare")
     return out
 (ledger,) = glob.glob(os.path.join(d, "measurements", "*", "time.csv"))
 work = {r["work"]: r for r in csv.DictReader(open(ledger))}
@@ -54,7 +62,14 @@ def stages(line):
     return float(m.group(1)), {k.strip(): float(v) for k, v in (re.match(r"(.*) ([0-9.]+)$", p.strip()).groups() for p in m.group(2).split(","))}
 snap_total, snap = stages(laps[0])
 full_total, full = stages(laps[1])
-same = digest(d) == digest(first) if os.path.isdir(first) else True
+stages_read = {"snapshot": (snap, ["activation geometry", "contextuality (raw and norm)",
+               "contextuality-sentences (raw and norm)", "decontextualized scored", "embedding scored"]),
+               "full": (full, ["pooled computed", "projected embeddings scored"])}
+for part, (laps_of, names) in stages_read.items():
+    missing = [n for n in names if n not in laps_of]
+    if missing:
+        sys.exit(f"{log}: the {part} measurement names no {missing}")
+same = "reference" if not first else str(digest(d) == digest(first)).lower()
 w = csv.writer(sys.stdout)
 w.writerow([cpu, avx512, label, rep, load,
             work["dynamics"]["wall_s"], work["dynamics"]["cpu_s"],
@@ -62,9 +77,10 @@ w.writerow([cpu, avx512, label, rep, load,
             snap_total, snap.get("activation geometry"), snap.get("contextuality (raw and norm)"),
             snap.get("contextuality-sentences (raw and norm)"), snap.get("decontextualized scored"),
             snap.get("embedding scored"), full_total, full.get("pooled computed"),
-            full.get("projected embeddings scored"), str(same).lower()])
+            full.get("projected embeddings scored"), same])
 PY
     echo "$label rep $rep: $(tail -1 "$rows")"
+    [ -n "$first" ] || first="$dir"
   done
 done
 {

@@ -422,7 +422,11 @@ mod tests {
                     })
                     .collect();
                 let pick = |r: u64| (r % n.max(1) as u64) as u32;
-                let abc = [pick(rng.next_u64()), pick(rng.next_u64()), 0];
+                let abc = [
+                    pick(rng.next_u64()),
+                    pick(rng.next_u64()),
+                    pick(rng.next_u64()),
+                ];
                 let (got, want) = (top_rows(&scores, abc), top_rows_one_by_one(&scores, abc));
                 let bits = |t: &[(f32, u32)]| -> Vec<(u32, u32)> {
                     t.iter().map(|&(s, i)| (s.to_bits(), i)).collect()

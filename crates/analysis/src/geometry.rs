@@ -56,7 +56,11 @@ pub fn symmetric_share(m: &[f64], n: usize) -> f64 {
 /// Mean cosine over all pairs of distinct vectors (NaN with fewer than two): the pairs'
 /// [`pairwise_cosines`] summed in their order from 0.
 pub fn mean_pairwise_cosine(vectors: &[&[f32]]) -> f64 {
-    let cosines = pairwise_cosines(vectors);
+    mean_pairwise_cosine_of(&pairwise_cosines(vectors))
+}
+
+/// The mean of [`pairwise_cosines`]' values, summed in their order from 0 (NaN for none).
+fn mean_pairwise_cosine_of(cosines: &[f64]) -> f64 {
     if cosines.is_empty() {
         f64::NAN
     } else {
@@ -67,7 +71,8 @@ pub fn mean_pairwise_cosine(vectors: &[&[f32]]) -> f64 {
 /// The cosine of every pair `i < j` of `vectors`, row by row (`(0,1), (0,2), .., (1,2), ..`):
 /// what [`mean_pairwise_cosine`] averages. Each equals [`cosine`] of the pair to the last bit
 /// (the same sums in the same order); the squared norms are taken once per vector and the dot
-/// products [`LANES`] at a time.
+/// products [`LANES`] at a time. The vectors must be equally long (it panics otherwise, where
+/// [`cosine`] reads the shorter length).
 pub fn pairwise_cosines(vectors: &[&[f32]]) -> Vec<f64> {
     let n = vectors.len();
     let norms = squared_norms(vectors);
@@ -253,6 +258,10 @@ fn cross_rows(
     row_of: impl Fn(usize) -> usize,
 ) -> Vec<f64> {
     let mut g = vec![0f64; ka * kb];
+    if kb == 0 {
+        // No columns: an empty result (as the row-by-row loop gave), whose CKA is 0.
+        return g;
+    }
     for (block, out) in g.chunks_mut(CROSS_BLOCK * kb).enumerate() {
         let i0 = block * CROSS_BLOCK;
         let rows = out.len() / kb;
@@ -962,6 +971,9 @@ mod tests {
         }
         assert_eq!(cx.cka_null(&cy, 10, 7).to_bits(), (total / 10.0).to_bits());
         assert!((cx.cka(&cx) - 1.0).abs() < 1e-12);
+        // No columns, as the row-by-row loop gave: CKA 0, not a panic.
+        assert_eq!(Centred::new(&[], n, 0).cka(&cy), 0.0);
+        assert_eq!(cy.cka_null(&Centred::new(&[], n, 0), 3, 1), 0.0);
         // A constant matrix centres to zero: CKA 0 and its null 0, not NaN.
         let flat = vec![2.0f32; n * d];
         assert_eq!(Centred::new(&flat, n, d).cka(&cy), 0.0);
@@ -1180,6 +1192,7 @@ pub fn first_component_share_centred(rows: &[&[f32]]) -> f64 {
 }
 
 /// Mean cosine between each vector of a bag and the bag's mean (the intra-sentence statistic).
+/// The vectors must be equally long (it panics otherwise).
 pub fn mean_cosine_to_mean(vectors: &[&[f32]]) -> f64 {
     debug_assert!(vectors.iter().all(|v| v.len() == vectors[0].len()));
     if vectors.len() < 2 {
@@ -1421,11 +1434,7 @@ pub fn contextuality(
             let res: Vec<&[f32]> = reservoir[l].iter().map(|x| x.as_slice()).collect();
             let token_cosines = pairwise_cosines(&res);
             // The same sum in the same order as mean_pairwise_cosine.
-            let aniso = if token_cosines.is_empty() {
-                f64::NAN
-            } else {
-                token_cosines.iter().sum::<f64>() / token_cosines.len() as f64
-            };
+            let aniso = mean_pairwise_cosine_of(&token_cosines);
             let over_bags = |bags: &[Vec<usize>], f: &dyn Fn(&[&[f32]]) -> f64| {
                 let values: Vec<f64> = bags
                     .iter()
