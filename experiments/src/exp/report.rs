@@ -2359,6 +2359,8 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
     let mut shown_models: Option<String> = None;
     // One load of the round's comparisons per set of roles.
     let mut loaded: Vec<(String, Sources)> = Vec::new();
+    // The comparisons the round has not written yet.
+    let mut missing: Vec<&str> = Vec::new();
     for exp in PAPER {
         // The comparisons the findings give a section to.
         if exp == Experiment::Layers {
@@ -2366,6 +2368,7 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
         }
         let info_path = dir.join(name(exp)).join("round.json");
         if !info_path.is_file() {
+            missing.push(name(exp));
             if dir.join(name(exp)).join("summary.csv").is_file() {
                 anyhow::bail!(
                     "{}: a round's comparison without its description (round.json, written after its summary): run it again",
@@ -2391,9 +2394,11 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
             continue;
         }
         if md.is_empty() {
+            // Its heading and its last sentence wait for the loop: they say whether every
+            // comparison is there.
             let _ = writeln!(
                 md,
-                "## The round in progress: comparisons complete so far\n\nEach comparison below is read on every seed the round plans for its models (named with it), from the same kept measurements, in `{}/`. Read as the findings above are, but of other models: the round's recipe is its own config's, not the committed study's (its learning rates, scales and seeds), every \"held-out loss\" below is on the test half of the held-out block (a round splits off a dev half), and so is the gain at [MASK] (its dev half is where learning rates and plateaus were judged). The findings above stay the committed study's until the round is complete.\n",
+                "{ROUND_HEADING}\n\nEach comparison below is read on every seed the round plans for its models (named with it), from the same kept measurements, in `{}/`. Read as the findings above are, but of other models: the round's recipe is its own config's, not the committed study's (its learning rates, scales and seeds), every \"held-out loss\" below is on the test half of the held-out block (a round splits off a dev half), and so is the gain at [MASK] (its dev half is where learning rates and plateaus were judged). {ROUND_STATE}\n",
                 super::settings::ROUND
             );
         }
@@ -2434,7 +2439,33 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
         };
         md.push_str(&section);
     }
-    Ok(md)
+    let (heading, state) = round_state(&missing);
+    Ok(md
+        .replacen(ROUND_HEADING, &heading, 1)
+        .replacen(ROUND_STATE, &state, 1))
+}
+
+/// Placeholders for what [`round_state`] says, filled in once every comparison is read.
+const ROUND_HEADING: &str = "<round heading>";
+const ROUND_STATE: &str = "<round state>";
+
+/// The round section's heading and its sentence on where the answers are: complete when no
+/// comparison is `missing`, else in progress, naming what is not there yet.
+fn round_state(missing: &[&str]) -> (String, String) {
+    if missing.is_empty() {
+        (
+            "## The round: every comparison".into(),
+            "Every comparison of the round is here; the findings above are the committed study's, kept beside it (the README gives the round's answers where it says so).".into(),
+        )
+    } else {
+        (
+            "## The round in progress: comparisons complete so far".into(),
+            format!(
+                "Not written yet: {}. The findings above stay the committed study's until the round is complete.",
+                missing.join(", ")
+            ),
+        )
+    }
 }
 
 /// Seeds as `1-10`, or `1, 3, 5` where they do not run on.
@@ -2490,6 +2521,25 @@ pub fn write(out: &Path, cast: Cast, models: Option<&str>, dev_split: bool) -> a
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_round_says_whether_every_comparison_is_there() {
+        let (heading, state) = round_state(&[]);
+        assert_eq!(heading, "## The round: every comparison");
+        assert!(
+            state.starts_with("Every comparison of the round is here"),
+            "{state}"
+        );
+        let (heading, state) = round_state(&["frozen", "contextuality"]);
+        assert_eq!(
+            heading,
+            "## The round in progress: comparisons complete so far"
+        );
+        assert!(
+            state.starts_with("Not written yet: frozen, contextuality."),
+            "{state}"
+        );
+    }
 
     #[test]
     fn the_published_values_are_laid_out_by_layer_with_ethayarajhs_adjustment_computed() {
