@@ -370,40 +370,37 @@ fn top_rows(scores: &[f32], abc: [u32; 3]) -> Vec<(f32, u32)> {
             }
         }
         for (k, &s) in chunk.iter().enumerate() {
-            if top.len() == TOPN && s <= top[TOPN - 1].0 {
-                continue;
-            }
-            let i = (c * SKIP_CHUNK + k) as u32;
-            if abc.contains(&i) || s.is_nan() {
-                continue;
-            }
-            let pos = top.partition_point(|&(t, _)| t >= s);
-            top.insert(pos, (s, i));
-            top.truncate(TOPN);
+            offer(&mut top, (c * SKIP_CHUNK + k) as u32, s, abc);
         }
     }
     top
+}
+
+/// Row `i`'s score `s` offered to the [`TOPN`] best so far, best first: kept if it beats the
+/// fifth best (or fewer are kept), unless the row is in `abc` or the score NaN; a tie goes
+/// after the rows already kept, so the lower row stays first.
+fn offer(top: &mut Vec<(f32, u32)>, i: u32, s: f32, abc: [u32; 3]) {
+    if top.len() == TOPN && s <= top[TOPN - 1].0 {
+        return;
+    }
+    if abc.contains(&i) || s.is_nan() {
+        return;
+    }
+    let pos = top.partition_point(|&(t, _)| t >= s);
+    top.insert(pos, (s, i));
+    top.truncate(TOPN);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// gensim's top rows one score at a time, as the code read them before it skipped chunks:
-    /// the reference [`top_rows`] is checked against.
+    /// gensim's top rows one score at a time, as the code read them before it skipped chunks
+    /// (the same step for every score): the reference [`top_rows`] is checked against.
     fn top_rows_one_by_one(scores: &[f32], abc: [u32; 3]) -> Vec<(f32, u32)> {
         let mut top: Vec<(f32, u32)> = Vec::new();
         for (i, &s) in scores.iter().enumerate() {
-            if top.len() == TOPN && s <= top[TOPN - 1].0 {
-                continue;
-            }
-            let i = i as u32;
-            if abc.contains(&i) || s.is_nan() {
-                continue;
-            }
-            let pos = top.partition_point(|&(t, _)| t >= s);
-            top.insert(pos, (s, i));
-            top.truncate(TOPN);
+            offer(&mut top, i as u32, s, abc);
         }
         top
     }

@@ -2393,15 +2393,6 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
         if src.get(exp).is_none() {
             continue;
         }
-        if md.is_empty() {
-            // Its heading and its last sentence wait for the loop: they say whether every
-            // comparison is there.
-            let _ = writeln!(
-                md,
-                "{ROUND_HEADING}\n\nEach comparison below is read on every seed the round plans for its models (named with it), from the same kept measurements, in `{}/`. Read as the findings above are, but of other models: the round's recipe is its own config's, not the committed study's (its learning rates, scales and seeds), every \"held-out loss\" below is on the test half of the held-out block (a round splits off a dev half), and so is the gain at [MASK] (its dev half is where learning rates and plateaus were judged). {ROUND_STATE}\n",
-                super::settings::ROUND
-            );
-        }
         if shown_models.as_deref() != Some(info.models.as_str()) {
             // The description names its config.
             let _ = writeln!(md, "{}\n", info.models.trim_end());
@@ -2439,15 +2430,17 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
         };
         md.push_str(&section);
     }
+    if md.is_empty() {
+        return Ok(md);
+    }
+    // The heading and the sentence on where the answers are, once it is known which
+    // comparisons are there.
     let (heading, state) = round_state(&missing);
-    Ok(md
-        .replacen(ROUND_HEADING, &heading, 1)
-        .replacen(ROUND_STATE, &state, 1))
+    Ok(format!(
+        "{heading}\n\nEach comparison below is read on every seed the round plans for its models (named with it), from the same kept measurements, in `{}/`. Read as the findings above are, but of other models: the round's recipe is its own config's, not the committed study's (its learning rates, scales and seeds), every \"held-out loss\" below is on the test half of the held-out block (a round splits off a dev half), and so is the gain at [MASK] (its dev half is where learning rates and plateaus were judged). {state}\n\n{md}",
+        super::settings::ROUND
+    ))
 }
-
-/// Placeholders for what [`round_state`] says, filled in once every comparison is read.
-const ROUND_HEADING: &str = "<round heading>";
-const ROUND_STATE: &str = "<round state>";
 
 /// The round section's heading and its sentence on where the answers are: complete when no
 /// comparison is `missing`, else in progress, naming what is not there yet.
