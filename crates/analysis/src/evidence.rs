@@ -24,8 +24,10 @@
 //! * The collocation effect size (collocated minus frequency-matched pairs' mean cosine) gets
 //!   the same interval, its word pairs resampled ([`Evidence::collocation_gap`]).
 //! * Quantities measured once per seed with no items behind them (held-out loss, collocation
-//!   z-scores, contextuality excesses) get a Welch t interval over seeds ([`seed_difference`]):
-//!   with 3 seeds it is wide, and says so.
+//!   z-scores, contextuality excesses) get a t interval over seeds: paired, seed s against seed
+//!   s, where the two variants' seed s share batches and masks ([`paired_seed_difference`]),
+//!   Welch's where they share nothing ([`seed_difference`]: models trained on different
+//!   corpora).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -261,6 +263,54 @@ impl Evidence {
             .entry((rep, benchmark.to_string()))
             .or_default()
             .insert(seed, values);
+    }
+
+    /// The words of the corpus's collocated pairs and of their frequency-matched pairs, in the
+    /// order their cosines are kept (`collocated[i]` is item i of [`COLLOCATED`], `matched[i]`
+    /// of [`MATCHED`]), so that [`Evidence::collocation_gap`] resamples the pairs through their
+    /// words (one pool for both groups: a word can stand in collocated and matched pairs)
+    /// instead of as independent draws: a frequent word stands in many collocated pairs.
+    /// Refused, leaving the evidence as it was, where a table kept another number of pairs
+    /// than given: the words would not be those pairs'.
+    pub fn set_collocation_words(
+        &mut self,
+        collocated: &[(String, String)],
+        matched: &[(String, String)],
+    ) -> Result<(), String> {
+        for (group, pairs) in [(COLLOCATED, collocated), (MATCHED, matched)] {
+            for ((rep, b), seeds) in &self.items {
+                if b != group {
+                    continue;
+                }
+                for (seed, v) in seeds {
+                    if v.len() != pairs.len() {
+                        return Err(format!(
+                            "{group}: {} seed {seed} kept {} pairs' cosines, but {} pairs were given",
+                            rep.model,
+                            v.len(),
+                            pairs.len()
+                        ));
+                    }
+                }
+            }
+        }
+        let mut ids: HashMap<String, usize> = HashMap::new();
+        let mut id = |w: &str| {
+            let next = ids.len();
+            *ids.entry(w.to_string()).or_insert(next)
+        };
+        let c: Vec<Vec<usize>> = (collocated.iter())
+            .map(|(x, y)| vec![id(x), id(y)])
+            .collect();
+        let m: Vec<Vec<usize>> = matched.iter().map(|(x, y)| vec![id(x), id(y)]).collect();
+        self.words.insert(COLLOCATED.to_string(), c);
+        self.words.insert(MATCHED.to_string(), m);
+        Ok(())
+    }
+
+    /// Whether [`Evidence::set_collocation_words`] has given the collocation pairs' words.
+    pub fn has_collocation_words(&self) -> bool {
+        self.words.contains_key(COLLOCATED) && self.words.contains_key(MATCHED)
     }
 
     fn seeds(&self, rep: &Rep, benchmark: &str) -> Option<&BTreeMap<u64, Values>> {
@@ -558,8 +608,26 @@ impl Evidence {
         let da = data(a);
         let db = b.map(data);
         let n = n_c + matched.len();
+        // Each kept pair's two words, collocated pairs first, where they were given.
+        let units: Option<Vec<Vec<usize>>> =
+            match (self.words.get(COLLOCATED), self.words.get(MATCHED)) {
+                (Some(c), Some(m)) => Some(
+                    (collocated.iter().map(|&i| c[i].clone()))
+                        .chain(matched.iter().map(|&i| m[i].clone()))
+                        .collect(),
+                ),
+                _ => None,
+            };
         let seed = stream(a, b, "collocation", Half::All);
-        let interval = item_and_seed_interval(&da, db.as_deref(), n, None, gap, RESAMPLES, seed);
+        let interval = item_and_seed_interval(
+            &da,
+            db.as_deref(),
+            n,
+            units.as_deref(),
+            gap,
+            RESAMPLES,
+            seed,
+        );
         if !interval.estimate.is_finite() {
             return None;
         }
@@ -733,6 +801,22 @@ pub fn seed_difference(a: &[f64], b: &[f64]) -> Interval {
     }
 }
 
+/// mean(a - b) over the seeds both have, seed s of `a` against seed s of `b` (pairs of
+/// (seed, value), in any order), with a 95% t interval at one degree of freedom fewer than
+/// there are common seeds; `None` under two. For quantities measured once per model where seed
+/// s of every variant reads the same batches and masks (a transformer's data order and masking
+/// are functions of (seed, step) alone): what the variants share moves both sides of a
+/// difference together, so the paired interval is the design's, and an unpaired (Welch) one
+/// counts that shared variation as noise, or, where the two co-vary negatively, leaves it out.
+/// Returns the interval and the number of seeds it is over.
+pub fn paired_seed_difference(a: &[(u64, f64)], b: &[(u64, f64)]) -> Option<(Interval, usize)> {
+    let diffs: Vec<f64> = a
+        .iter()
+        .filter_map(|&(s, x)| b.iter().find(|p| p.0 == s).map(|&(_, y)| x - y))
+        .collect();
+    (diffs.len() >= 2).then(|| (seed_mean(&diffs), diffs.len()))
+}
+
 /// mean(a) with a 95% t interval over seeds.
 pub fn seed_mean(a: &[f64]) -> Interval {
     let (m, v) = mean_var(a);
@@ -790,6 +874,71 @@ mod tests {
         let half = e.interval.hi - e.interval.estimate;
         assert!((e.interval.estimate - 0.5).abs() < 1e-12);
         assert!((half - 1.96 * 0.0158).abs() < 0.004, "{e:?}");
+    }
+
+    #[test]
+    fn a_paired_seed_difference_is_the_t_interval_of_the_seeds_differences() {
+        // The seeds move both variants together (1, 2, 3 and 1.1, 2.3, 3.2, listed in another
+        // order): the differences 0.1, 0.3, 0.2 have mean 0.2 and sd 0.1, so the interval is
+        // 0.2 +- 4.303 * 0.1 / sqrt(3) = [-0.0484, 0.4484], where Welch's, blind to the shared
+        // spread, is 0.2 +- 2.48 or so. Seed 9 of `a` has no partner and is left out.
+        let a = [(1, 1.1), (2, 2.3), (3, 3.2), (9, 100.0)];
+        let b = [(3, 3.0), (1, 1.0), (2, 2.0)];
+        let (d, n) = paired_seed_difference(&a, &b).unwrap();
+        assert_eq!(n, 3);
+        let half = 4.303 * 0.1 / 3f64.sqrt();
+        assert!((d.estimate - 0.2).abs() < 1e-12, "{d:?}");
+        assert!((d.lo - (0.2 - half)).abs() < 1e-4, "{d:?}");
+        assert!((d.hi - (0.2 + half)).abs() < 1e-4, "{d:?}");
+        let welch = seed_difference(&[1.1, 2.3, 3.2], &[1.0, 2.0, 3.0]);
+        assert!(welch.hi - welch.estimate > 2.0, "{welch:?}");
+        // One common seed: no interval.
+        assert!(paired_seed_difference(&a[..1], &b).is_none());
+        assert!(paired_seed_difference(&[(4, 1.0), (5, 2.0)], &b).is_none());
+    }
+
+    #[test]
+    fn a_collocation_gap_resamples_its_pairs_through_their_words() {
+        // 100 collocated pairs, 10 hub words in 10 pairs each (a partner word of its own in
+        // each), every pair's cosine that of its hub: 1 for hubs 0-4, 0 for hubs 5-9; 100
+        // matched pairs of cosine 0 on words of their own. Pairs as independent draws: the gap
+        // 0.5 has the standard error sqrt(0.25 / 100) = 0.05. Through their words, the hubs
+        // are 10 clusters of identical pairs: the dyadic-robust variance is (10 hubs x 10 x 10
+        // pairs sharing a hub x 0.25) / 100^2 = 0.025, a standard error of 0.158 and a 95%
+        // half-width of 1.96 x 0.158 = 0.310 (one seed: no seed term).
+        let collocated: Vec<(String, String)> = (0..100)
+            .map(|i| (format!("hub{}", i / 10), format!("leaf{i}")))
+            .collect();
+        let matched: Vec<(String, String)> = (0..100)
+            .map(|i| (format!("m{i}"), format!("n{i}")))
+            .collect();
+        let c: Vec<f64> = (0..100).map(|i| f64::from(u8::from(i / 10 < 5))).collect();
+        let mut ev = Evidence::new(&[], &[]);
+        gap_evidence(&[(1, c, vec![0.0; 100])], "m", &mut ev);
+        let rep = Rep::new("m", "embedding", None);
+        let independent = ev.collocation_gap(&rep, None).unwrap().interval;
+        assert!(!ev.has_collocation_words());
+        ev.set_collocation_words(&collocated, &matched).unwrap();
+        assert!(ev.has_collocation_words());
+        let words = ev.collocation_gap(&rep, None).unwrap().interval;
+        assert!((words.estimate - 0.5).abs() < 1e-12, "{words:?}");
+        let (hi, hi_independent) = (words.hi - 0.5, independent.hi - 0.5);
+        assert!(
+            (hi_independent - 1.96 * 0.05).abs() < 0.01,
+            "{independent:?}"
+        );
+        assert!((hi - 0.310).abs() < 0.03, "{words:?}");
+        // Pairs that are not the kept ones' (another count) are refused, nothing changed.
+        let mut other = Evidence::new(&[], &[]);
+        gap_evidence(&[(1, vec![0.5; 99], vec![0.0; 100])], "m", &mut other);
+        let e = other
+            .set_collocation_words(&collocated, &matched)
+            .unwrap_err();
+        assert!(
+            e.contains("kept 99 pairs") && e.contains("100 pairs were given"),
+            "{e}"
+        );
+        assert!(!other.has_collocation_words());
     }
 
     #[test]

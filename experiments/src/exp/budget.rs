@@ -227,7 +227,7 @@ pub fn read(out: &Path) -> anyhow::Result<Option<Vec<BudgetRow>>> {
 }
 
 /// Tokens as the report writes them: `2.1M`, `262k`.
-fn tokens(t: u64) -> String {
+pub(crate) fn tokens(t: u64) -> String {
     if t >= 1_000_000 {
         format!("{:.1}M", t as f64 / 1e6)
     } else {
@@ -237,7 +237,7 @@ fn tokens(t: u64) -> String {
 
 /// A change row as the report writes it: `; 4k - 2k: +0.120 [+0.050, +0.190], higher at 4k
 /// than at 2k` (or "lower", or "no change shown" where the interval holds 0).
-fn moved(c: &BudgetRow) -> String {
+pub(crate) fn moved(c: &BudgetRow) -> String {
     let (end, from) = (tokens(c.tokens_seen), tokens(c.from_tokens));
     let verdict = if c.lo > 0.0 {
         format!("higher at {end} than at {from}")

@@ -151,7 +151,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         super::report::write(
             &args.out,
             study.cast,
-            Some(&study.describe(&config)),
+            Some(&super::report::Described::of(&study, &config)),
             study.cfg.training.dev_split,
         )?;
     }

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 pub use analysis::evidence::{
-    half_of, question_pairs, seed_difference, seed_mean, Difference, Estimate, Evidence, Half, Rep,
-    Values,
+    half_of, paired_seed_difference, question_pairs, seed_difference, seed_mean, Difference,
+    Estimate, Evidence, Half, Rep, Values,
 };
 
 use super::eval::Benchmarks;

@@ -2,6 +2,7 @@ pub mod backends;
 pub mod bench;
 pub mod bench_transformer;
 pub mod budget;
+pub mod budget_seeds;
 pub mod comparisons;
 pub mod context_gain;
 pub mod corpus_size;

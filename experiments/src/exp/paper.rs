@@ -50,7 +50,15 @@ fn models(exp: Experiment, cast: &Cast) -> Vec<ModelId> {
         ]
         .concat(),
         Experiment::Objective => [vec![Sgns, Mlm, clm], untied, control, vec![Untrained]].concat(),
-        Experiment::Contextuality => [vec![Mlm, clm], control, vec![Untrained]].concat(),
+        // The untied masked LM beside its own attention control (where a config trains one):
+        // how contextual a model is whose input embedding is not its output matrix.
+        Experiment::Contextuality => [
+            vec![Mlm, clm],
+            vec![cast.untied.0],
+            control,
+            vec![Untrained],
+        ]
+        .concat(),
         _ => vec![],
     }
 }
@@ -94,11 +102,11 @@ pub fn all(args: &Args) -> anyhow::Result<()> {
         return Ok(());
     }
     let config = super::report::config_label(path.as_deref());
-    let models = study.describe(&config);
+    let described = super::report::Described::of(&study, &config);
     let (cast, dev_split) = (study.cast, study.cfg.training.dev_split);
     drop(study);
     println!("== report");
-    super::report::write(&args.out, cast, Some(&models), dev_split)?;
+    super::report::write(&args.out, cast, Some(&described), dev_split)?;
     println!(
         "all experiments in {:.1} min",
         started.elapsed().as_secs_f64() / 60.0
@@ -727,11 +735,12 @@ impl View<'_> {
 
     fn qkv(&self) -> anyhow::Result<()> {
         let variants = [ModelId::Mlm, ModelId::SharedQk, ModelId::SharedQkv];
-        // Each tying's held-out loss as a difference from the untied model's, with its 95%
-        // Welch interval over seeds: the gaps are hundredths of a nat, invisible on bars from 0.
+        // Each tying's held-out loss as a difference from the untied model's, with its 95% t
+        // interval over the seeds both have, seed s against seed s (the two runs of a seed read
+        // the same batches and masks): the gaps are hundredths of a nat, invisible on bars from 0.
         let losses = |v: ModelId| {
             let rep = super::evidence::Rep::new(v.name(), "training", None);
-            super::evidence::per_seed(self.rows, &rep, "training", "heldout_loss")
+            super::evidence::seed_values(self.rows, &rep, "training", "heldout_loss")
         };
         let untied = losses(ModelId::Mlm);
         let tied = [ModelId::SharedQk, ModelId::SharedQkv];
@@ -743,19 +752,20 @@ impl View<'_> {
                 .enumerate()
                 .filter_map(|(i, &v)| {
                     let l = losses(v);
-                    if l.is_empty() || untied.is_empty() {
-                        return None;
+                    if let Some((d, _)) = super::evidence::paired_seed_difference(&l, &untied) {
+                        return Some((i as f64, d.estimate, Some((d.lo, d.hi))));
                     }
-                    let d = super::evidence::seed_difference(&l, &untied);
-                    // One seed a side: the difference alone, no interval.
-                    let spread = (l.len() >= 2 && untied.len() >= 2).then_some((d.lo, d.hi));
-                    Some((i as f64, d.estimate, spread))
+                    // One common seed: the difference alone, no interval.
+                    let d = l
+                        .iter()
+                        .find_map(|&(s, x)| Some(x - untied.iter().find(|p| p.0 == s)?.1))?;
+                    Some((i as f64, d, None))
                 })
                 .collect(),
         };
         plot::bars(
             &self.stem("qkv-loss"),
-            "Held-out loss of tied Q/K/V minus separate Q/K/V (> 0: tying costs; 95% Welch interval over seeds)",
+            "Held-out loss of tied Q/K/V minus separate Q/K/V (> 0: tying costs; 95% t interval over seeds, paired by seed)",
             "difference in cross-entropy (nats)",
             &groups,
             &[loss],

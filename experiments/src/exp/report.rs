@@ -14,13 +14,14 @@ use analysis::inference::Interval;
 
 use super::comparisons::{is_small_set, name, Summary, Table, PAPER};
 use super::evidence::{
-    baseline_rep, per_seed, seed_difference, seed_mean, Difference, Evidence, Half, Rep,
+    baseline_rep, paired_seed_difference, per_seed, seed_mean, Difference, Evidence, Half, Rep,
     BASELINE_IGNORE_A, BASELINE_ONLY_B,
 };
 use super::settings::{Cast, ModelId};
 use crate::cli::{Args, Experiment};
 use crate::output;
 use crate::output::TidyRow;
+use analysis::collocation::CollocationPairs;
 
 /// `0.123 [0.100, 0.150]`: an estimate and its 95% interval.
 pub fn fmt_iv(iv: &Interval) -> String {
@@ -196,7 +197,14 @@ struct Sources {
 impl Sources {
     /// The comparisons under `out/views` (`views` empty: under `out`), their per-item
     /// outcomes read from the measurements under `out`.
-    fn load(out: &Path, views: &str, cast: Cast) -> anyhow::Result<Sources> {
+    /// `collocations`: the pairs the models' collocation cosines were kept for, whose words
+    /// the gap's interval resamples (pairs as independent draws without them).
+    fn load(
+        out: &Path,
+        views: &str,
+        cast: Cast,
+        collocations: Option<&CollocationPairs>,
+    ) -> anyhow::Result<Sources> {
         let mut tables = Vec::new();
         let mut rows = Vec::new();
         let mut stale = Vec::new();
@@ -220,11 +228,13 @@ impl Sources {
                 rows.push((exp, output::read_csv::<TidyRow>(&seeds_csv)?));
             }
         }
-        let evidence = Some(super::evidence::load(
-            out,
-            &root,
-            &super::eval::benchmarks(&[])?,
-        )?);
+        let mut evidence = super::evidence::load(out, &root, &super::eval::benchmarks(&[])?)?;
+        if let Some(p) = collocations {
+            evidence
+                .set_collocation_words(&p.pairs, &p.matched)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", root.display()))?;
+        }
+        let evidence = Some(evidence);
         Ok(Sources {
             tables,
             stale,
@@ -271,6 +281,22 @@ impl Sources {
             .iter()
             .find(|(e, _)| *e == exp)
             .map_or_else(Vec::new, |(_, rows)| per_seed(rows, rep, benchmark, metric))
+    }
+
+    /// [`Sources::values`] with each value's seed, for differences paired by seed.
+    fn seed_values(
+        &self,
+        exp: Experiment,
+        rep: &Rep,
+        benchmark: &str,
+        metric: &str,
+    ) -> Vec<(u64, f64)> {
+        self.rows
+            .iter()
+            .find(|(e, _)| *e == exp)
+            .map_or_else(Vec::new, |(_, rows)| {
+                super::evidence::seed_values(rows, rep, benchmark, metric)
+            })
     }
 }
 
@@ -850,8 +876,8 @@ fn qkv_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 }
             );
             // Each model's held-out loss by seed. A difference is read on the seeds both models
-            // have (the shared variants train at fewer seeds than the masked LM), where the
-            // two runs of a seed read the same batches and masks; Welch's interval over them.
+            // have (the shared variants train at fewer seeds than the masked LM), seed s against
+            // seed s: the two runs of a seed read the same batches and masks.
             let loss = |m: ModelId| {
                 src.seed_means(Experiment::Qkv, m.name(), |r: &TidyRow| {
                     r.representation == "training"
@@ -861,16 +887,6 @@ fn qkv_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 })
             };
             let values = |x: &[(u64, f64)]| x.iter().map(|p| p.1).collect::<Vec<_>>();
-            let on_common_seeds = |a: &[(u64, f64)], b: &[(u64, f64)]| {
-                let (mut x, mut y) = (Vec::new(), Vec::new());
-                for &(s, v) in a {
-                    if let Some(&(_, w)) = b.iter().find(|p| p.0 == s) {
-                        x.push(v);
-                        y.push(w);
-                    }
-                }
-                (x, y)
-            };
             let separate = loss(ModelId::Mlm);
             let _ = writeln!(
                 w,
@@ -879,31 +895,27 @@ fn qkv_section(w: &mut String, src: &Sources, ev: &Evidence) {
             );
             for v in [ModelId::SharedQk, ModelId::SharedQkv] {
                 let l = loss(v);
-                let (x, y) = on_common_seeds(&l, &separate);
-                if x.len() >= 2 {
-                    let d = seed_difference(&x, &y);
+                if let Some((d, n)) = paired_seed_difference(&l, &separate) {
                     let _ = writeln!(
                         w,
-                        "- {}: {}; {} - separate = {} (Welch, on the {} seeds both have): {}",
+                        "- {}: {}; {} - separate = {} (paired by seed, on the {n} seeds both have): {}",
                         v.label(),
                         fmt_iv(&seed_mean(&values(&l))),
                         v.label(),
                         fmt_iv(&d),
-                        x.len(),
                         verdict(&d, &format!("{} (worse)", v.label()), "separate (worse)")
                     );
                 }
             }
             // Sharing V on top of Q and K: the one contrast that isolates V.
-            let (x, y) = on_common_seeds(&loss(ModelId::SharedQkv), &loss(ModelId::SharedQk));
-            if x.len() >= 2 {
-                let d = seed_difference(&x, &y);
+            if let Some((d, n)) =
+                paired_seed_difference(&loss(ModelId::SharedQkv), &loss(ModelId::SharedQk))
+            {
                 let (a, b) = (ModelId::SharedQkv.label(), ModelId::SharedQk.label());
                 let _ = writeln!(
                     w,
-                    "- {a} - {b} (sharing V as well as Q and K) = {} (Welch, on the {} seeds both have): {}",
+                    "- {a} - {b} (sharing V as well as Q and K) = {} (paired by seed, on the {n} seeds both have): {}",
                     fmt_iv(&d),
-                    x.len(),
                     verdict(&d, &format!("{a} (worse)"), &format!("{b} (worse)"))
                 );
             }
@@ -1045,12 +1057,28 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
                 );
             }
             let gain = |m: &str| values(m, "training", "training", "context_gain_at_mask");
+            // The same with seeds, for differences paired by seed: seed s of every variant
+            // reads the same batches and masks.
+            let seeded = |m: &str, metric: &str| {
+                src.seed_values(
+                    Experiment::Frozen,
+                    &Rep::new(m, "training", None),
+                    "training",
+                    metric,
+                )
+            };
             let (ga, gb) = (gain(f), gain(trained));
-            if ga.len() >= 2 && gb.len() >= 2 {
-                let d = seed_difference(&ga, &gb);
+            let paired_gain = |m: &str| {
+                paired_seed_difference(
+                    &seeded(f, "context_gain_at_mask"),
+                    &seeded(m, "context_gain_at_mask"),
+                )
+            };
+            if let (true, true, Some((d, n))) = (ga.len() >= 2, gb.len() >= 2, paired_gain(trained))
+            {
                 let _ = writeln!(
                     w,
-                    "- gain at [MASK], seed means (nats per target): frozen {} vs trained {}; frozen - trained = {}: {}",
+                    "- gain at [MASK], seed means (nats per target): frozen {} vs trained {}; frozen - trained = {} (paired by seed, {n} seeds): {}",
                     fmt_iv(&seed_mean(&ga)),
                     fmt_iv(&seed_mean(&gb)),
                     fmt_iv(&d),
@@ -1071,11 +1099,10 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
                         control.label()
                     );
                 }
-                if ga.len() >= 2 && gc.len() >= 2 {
-                    let d = seed_difference(&ga, &gc);
+                if let (true, Some((d, n))) = (gc.len() >= 2, paired_gain(control.name())) {
                     let _ = writeln!(
                         w,
-                        "- gain at [MASK], seed means (nats per target): {} {}; frozen - {} = {}: {}",
+                        "- gain at [MASK], seed means (nats per target): {} {}; frozen - {} = {} (paired by seed, {n} seeds): {}",
                         control.label(),
                         fmt_iv(&seed_mean(&gc)),
                         control.label(),
@@ -1084,11 +1111,14 @@ fn frozen_section(w: &mut String, src: &Sources, ev: &Evidence) {
                     );
                 }
             }
-            if a.len() >= 2 && b.len() >= 2 {
-                let d = seed_difference(&a, &b);
+            let paired_loss = paired_seed_difference(
+                &seeded(f, "heldout_loss"),
+                &seeded(trained, "heldout_loss"),
+            );
+            if let (true, true, Some((d, n))) = (a.len() >= 2, b.len() >= 2, paired_loss) {
                 let _ = writeln!(
                     w,
-                    "- held-out loss: frozen {} vs trained {}; frozen - trained = {}: {}",
+                    "- held-out loss: frozen {} vs trained {}; frozen - trained = {} (paired by seed, {n} seeds): {}",
                     fmt_iv(&seed_mean(&a)),
                     fmt_iv(&seed_mean(&b)),
                     fmt_iv(&d),
@@ -1147,7 +1177,7 @@ fn objective_section(w: &mut String, src: &Sources) {
                 .map_or(0.0, |s| s.mean);
             let _ = writeln!(w, "z-score of the mean cosine of high-PMI co-occurring word pairs against frequency-matched pairs that never co-occur (a permutation null: 0 means co-occurrence does not make vectors similar, and ±2 is its 95% band); {excluded:.0} pairs that occur in one fixed order at near-ceiling PMI (words split by the preprocessing, names) are left out. The untrained model is the control.\n");
             let z = |m: ModelId, r: &str| {
-                src.values(
+                src.seed_values(
                     Experiment::Objective,
                     &Rep::new(m.name(), r, None),
                     "collocation",
@@ -1163,7 +1193,7 @@ fn objective_section(w: &mut String, src: &Sources) {
                 } else {
                     "embedding"
                 };
-                let v = z(m, r);
+                let v: Vec<f64> = z(m, r).iter().map(|p| p.1).collect();
                 if !v.is_empty() {
                     let where_ = if m.is_word2vec() {
                         "vectors"
@@ -1176,16 +1206,14 @@ fn objective_section(w: &mut String, src: &Sources) {
             // The z-score grows with the number of pairs (about sqrt of it at the ceiling), so a
             // difference of z-scores says whether, not how much: the effect size is the gap
             // itself, the mean cosine of collocated pairs minus that of their matched pairs.
-            let gap_of = |m: ModelId, r: &str| -> Vec<f64> {
+            let gap_of = |m: ModelId, r: &str| -> Vec<(u64, f64)> {
                 let rep = Rep::new(m.name(), r, None);
-                let c = src.values(
-                    Experiment::Objective,
-                    &rep,
-                    "collocation",
-                    "collocated_cosine",
-                );
-                let k = src.values(Experiment::Objective, &rep, "collocation", "matched_cosine");
-                c.iter().zip(&k).map(|(c, k)| c - k).collect()
+                let of =
+                    |metric| src.seed_values(Experiment::Objective, &rep, "collocation", metric);
+                let k = of("matched_cosine");
+                (of("collocated_cosine").iter())
+                    .filter_map(|&(s, c)| Some((s, c - seed_value(&k, s)?)))
+                    .collect()
             };
             // With the pairs' cosines kept (scores version 5 on) for every seed measured, the
             // interval carries the pairs and the seeds; where some seeds lack them, the seeds
@@ -1197,7 +1225,7 @@ fn objective_section(w: &mut String, src: &Sources) {
             };
             let gap_iv = |m: ModelId, r: &str| -> Option<String> {
                 let rep = Rep::new(m.name(), r, None);
-                let g = gap_of(m, r);
+                let g: Vec<f64> = gap_of(m, r).iter().map(|p| p.1).collect();
                 if let Some(e) = kept(&rep, None, g.len()) {
                     return Some(fmt_iv(&e.interval));
                 }
@@ -1231,8 +1259,9 @@ fn objective_section(w: &mut String, src: &Sources) {
                     };
                     return Some((e.interval, carries));
                 }
-                (ga.len() >= 2 && gb.len() >= 2)
-                    .then(|| (seed_difference(&ga, &gb), "seeds only".to_string()))
+                // Without the pairs' cosines: the seeds' gaps, seed s against seed s.
+                let (d, n) = paired_seed_difference(&ga, &gb)?;
+                Some((d, format!("seeds only, paired by seed, {n} seeds")))
             };
             // Every model's vectors, and an untied model's output matrix beside its input
             // embedding: a tied head's embedding is both, an untied one's is not.
@@ -1255,7 +1284,16 @@ fn objective_section(w: &mut String, src: &Sources) {
                 .filter_map(|(m, r, label)| Some(format!("{label} {}", gap_iv(*m, r)?)))
                 .collect();
             if !gaps.is_empty() {
-                let _ = writeln!(w, "- effect size: mean cosine of the collocated pairs minus that of their frequency-matched pairs, of each model's embedding matrix (word2vec: its vectors) unless named, the interval carrying the pairs (both groups resampled; pairs that share a word are drawn as if independent, so it is if anything narrow) and the seeds; \"seeds only\" where the pairs' cosines were not kept (a t interval over seeds): {}", gaps.join("; "));
+                let how = if src
+                    .evidence
+                    .as_ref()
+                    .is_some_and(|e| e.has_collocation_words())
+                {
+                    "both groups resampled through the pairs' words, as similarity pairs are: a frequent word stands in many collocated pairs"
+                } else {
+                    "both groups resampled; the corpus, which names the pairs' words, could not be read, so pairs that share a word are drawn as if independent and the interval is if anything narrow"
+                };
+                let _ = writeln!(w, "- effect size: mean cosine of the collocated pairs minus that of their frequency-matched pairs, of each model's embedding matrix (word2vec: its vectors) unless named, the interval carrying the pairs ({how}) and the seeds; \"seeds only\" where the pairs' cosines were not kept (a t interval over seeds): {}", gaps.join("; "));
             }
             // Whether each model predicts from context at all: a seed above its objective's
             // context-free level learnt no more than a model that ignores context, and its
@@ -1292,12 +1330,11 @@ fn objective_section(w: &mut String, src: &Sources) {
                 pairs.push((src.cast.untied.0, u));
             }
             for (x, y) in pairs {
-                let (a, b) = (z(x, "embedding"), z(y, "embedding"));
-                if a.len() >= 2 && b.len() >= 2 {
-                    let d = seed_difference(&a, &b);
+                if let Some((d, n)) = paired_seed_difference(&z(x, "embedding"), &z(y, "embedding"))
+                {
                     let _ = writeln!(
                         w,
-                        "- embedding matrix, {} - {}: {}: {}",
+                        "- embedding matrix, {} - {}: {} (paired by seed, {n} seeds): {}",
                         x.label(),
                         y.label(),
                         fmt_iv(&d),
@@ -1547,7 +1584,7 @@ fn contextuality_differences(src: &Sources, bench: &str, layers: &[usize]) -> Ve
 fn findings(src: &Sources) -> String {
     let mut md = String::new();
     let w = &mut md;
-    let _ = writeln!(w, "How to read the numbers: a score is the mean over seeds with a 95% interval in brackets that carries both the sampling of benchmark items (2,000 resamples: a similarity pair through its two words, an analogy question through the two word pairs it is built from, each item's own noise counted once) and the spread between seeds (a t term with one degree of freedom fewer than there are seeds, combined by Welch-Satterthwaite): on a few hundred pairs the items are the main noise, and with few seeds a seed-to-seed spread weighs heavily (the t term's quantile falls from 4.30 at 3 seeds to 2.26 at 10). A difference \"a - b\" has its own interval, computed on the items both representations answer; it is called a difference only when that interval excludes 0. A best layer is chosen on a random half of each benchmark's items (dev) and reported on the other half (test), so it is not picked on the numbers reported; analogy questions are split by the word pairs they are built from, so that no pair is on both sides (a question whose two pairs fall on different sides is in neither half; a pair makes many questions, so a half holds anywhere from a fifth to a third of them); similarity pairs are split pair by pair, so a word can have pairs on both sides; embedding matrices and word2vec are scored on all items. Quantities taken once per model (held-out loss, the gain at [MASK], collocation z-scores, contextuality) get a Welch t interval over seeds, which with few seeds is wide and leaves out the sampling of the held-out text (each seed's own gain interval carries it).\n");
+    let _ = writeln!(w, "How to read the numbers: a score is the mean over seeds with a 95% interval in brackets that carries both the sampling of benchmark items (2,000 resamples: a similarity pair through its two words, an analogy question through the two word pairs it is built from, each item's own noise counted once) and the spread between seeds (a t term with one degree of freedom fewer than there are seeds, combined by Welch-Satterthwaite): on a few hundred pairs the items are the main noise, and with few seeds a seed-to-seed spread weighs heavily (the t term's quantile falls from 4.30 at 3 seeds to 2.26 at 10). A difference \"a - b\" has its own interval, computed on the items both representations answer; it is called a difference only when that interval excludes 0. A best layer is chosen on a random half of each benchmark's items (dev) and reported on the other half (test), so it is not picked on the numbers reported; analogy questions are split by the word pairs they are built from, so that no pair is on both sides (a question whose two pairs fall on different sides is in neither half; a pair makes many questions, so a half holds anywhere from a fifth to a third of them); similarity pairs are split pair by pair, so a word can have pairs on both sides; embedding matrices and word2vec are scored on all items. Quantities taken once per model (held-out loss, the gain at [MASK], collocation z-scores, contextuality) get a t interval over seeds, which with few seeds is wide and leaves out the sampling of the held-out text (each seed's own gain interval carries it); a difference of two such quantities pairs seed s of one model with seed s of the other, since seed s of every transformer variant reads the same batches and masks (models trained on different corpora, which share nothing, get Welch's unpaired interval).\n");
     let Some(ev) = src.evidence.as_ref() else {
         return md;
     };
@@ -1937,8 +1974,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let cast = cfg.roles.cast()?;
     let dev_split = cfg.training.dev_split;
-    let models = describe(args, cfg, path.as_deref());
-    write(&args.out, cast, models.as_deref(), dev_split)
+    let study = describe(args, cfg, path.as_deref());
+    write(&args.out, cast, study.as_ref(), dev_split)
 }
 
 /// How the report names a config file: relative to the repository root where it lies under it
@@ -1956,12 +1993,33 @@ pub fn config_label(path: Option<&Path>) -> String {
     }
 }
 
+/// What the report needs of the study beyond its CSVs.
+pub struct Described {
+    /// The paragraph "The models" ([`super::study::Study::describe`]).
+    pub models: String,
+    /// The collocated pairs and their frequency-matched controls every model was scored on.
+    pub collocations: CollocationPairs,
+}
+
+impl Described {
+    pub fn of(study: &super::study::Study, config: &str) -> Described {
+        Described {
+            models: study.describe(config),
+            collocations: study.collocation_pairs().clone(),
+        }
+    }
+}
+
 /// [`super::study::Study::describe`] of `cfg`, or `None` (with a warning) where the study
 /// cannot be loaded: the report's answers do not need it.
-pub fn describe(args: &Args, cfg: super::settings::Config, path: Option<&Path>) -> Option<String> {
+pub fn describe(
+    args: &Args,
+    cfg: super::settings::Config,
+    path: Option<&Path>,
+) -> Option<Described> {
     let config = config_label(path);
     match super::study::Study::load(args, cfg) {
-        Ok(study) => Some(study.describe(&config)),
+        Ok(study) => Some(Described::of(&study, &config)),
         Err(e) => {
             eprintln!("warning: the report says nothing of what the models are: {e:#}");
             None
@@ -2353,7 +2411,7 @@ fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
 /// The comparisons a round in progress has written so far (`out/round/<comparison>/`, by a
 /// config with `round = true`), each section as in the findings, read with the roles, seeds and
 /// models its `round.json` keeps; empty when no round has written one.
-fn round_section(out: &Path) -> anyhow::Result<String> {
+fn round_section(out: &Path, collocations: Option<&CollocationPairs>) -> anyhow::Result<String> {
     let dir = out.join(super::settings::ROUND);
     let mut md = String::new();
     let mut shown_models: Option<String> = None;
@@ -2386,7 +2444,7 @@ fn round_section(out: &Path) -> anyhow::Result<String> {
         if !loaded.iter().any(|(k, _)| *k == key) {
             loaded.push((
                 key.clone(),
-                Sources::load(out, super::settings::ROUND, cast)?,
+                Sources::load(out, super::settings::ROUND, cast, collocations)?,
             ));
         }
         let src = &loaded.iter().find(|(k, _)| *k == key).expect("loaded").1;
@@ -2477,14 +2535,23 @@ fn seed_list(seeds: &[u64]) -> String {
 
 /// `out/REPORT.md` from the comparisons under `out`, drawn with a config that does (or does
 /// not) split off a dev half.
-pub fn write(out: &Path, cast: Cast, models: Option<&str>, dev_split: bool) -> anyhow::Result<()> {
+/// `study`: what the models are (the paragraph "The models") and the collocation pairs they
+/// were scored on, where the study's corpus could be read.
+pub fn write(
+    out: &Path,
+    cast: Cast,
+    study: Option<&Described>,
+    dev_split: bool,
+) -> anyhow::Result<()> {
+    let collocations = study.map(|d| &d.collocations);
     let src = Sources {
         dev_split,
-        ..Sources::load(out, "", cast)?
+        ..Sources::load(out, "", cast, collocations)?
     };
+    let models = study.map(|d| d.models.as_str());
     let mut body = models.map_or(String::new(), |m| format!("{m}\n"));
     body.push_str(&findings(&src));
-    body.push_str(&round_section(out)?);
+    body.push_str(&round_section(out, collocations)?);
     pretrained_section(&mut body, out)?;
     if !checkpoint_dirs(out).is_empty() {
         published_section(&mut body)?;
@@ -2494,9 +2561,16 @@ pub fn write(out: &Path, cast: Cast, models: Option<&str>, dev_split: bool) -> a
     if let Some(rows) = super::budget::read(out)? {
         body.push_str(&super::budget::section(&rows, ""));
     }
-    // A round's, once its `--exp dynamics` has written them (under round/, at the round's end).
-    if let Some(rows) = super::budget::read(&out.join(super::settings::ROUND))? {
+    // A round's, once its `--exp dynamics` has written them (under round/, at the round's end),
+    // with the answers measured once per seed from the snapshots' rows beside them.
+    let round = out.join(super::settings::ROUND);
+    if let Some(rows) = super::budget::read(&round)? {
         body.push_str(&super::budget::section(&rows, "Round: "));
+        if let Some(dynamics) = super::budget_seeds::read(&round.join("dynamics"))? {
+            body.push_str(&super::budget_seeds::section(&super::budget_seeds::rows(
+                &dynamics,
+            )));
+        }
     }
     // The corpus-size answers, once `--exp corpus-size` has read its arms.
     if let Some(rows) = super::corpus_size::read_summary(out)? {
@@ -3337,9 +3411,10 @@ mod tests {
     }
 
     /// Sharing V as well as Q and K, read against sharing Q and K alone (the contrast that
-    /// isolates V): planted held-out losses 5.5, 5.6, 5.7 against 5.2, 5.3, 5.4, equal
-    /// variances 0.01, so Welch's df is 4: 0.300 +- 2.776 * sqrt(0.01/3 + 0.01/3) =
-    /// [0.073, 0.527]. A masked-LM seed the shared variants lack is left out of their
+    /// isolates V), seed s against seed s: planted held-out losses 5.5, 5.7, 5.7 against 5.2,
+    /// 5.3, 5.45, differences 0.3, 0.4, 0.25 (mean 0.3167, sd 0.0764): 0.3167 +- 4.303 *
+    /// 0.0764 / sqrt(3) = [0.127, 0.506], where Welch's, blind to the pairing, would be about
+    /// [0.06, 0.57]. A masked-LM seed the shared variants lack is left out of their
     /// differences from it.
     #[test]
     fn the_qkv_section_reads_shared_qkv_against_shared_qk() {
@@ -3347,8 +3422,8 @@ mod tests {
         let mut rows = Vec::new();
         for (m, losses) in [
             (ModelId::Mlm, vec![5.3, 5.4, 5.5, 9.0]),
-            (ModelId::SharedQk, vec![5.2, 5.3, 5.4]),
-            (ModelId::SharedQkv, vec![5.5, 5.6, 5.7]),
+            (ModelId::SharedQk, vec![5.2, 5.3, 5.45]),
+            (ModelId::SharedQkv, vec![5.5, 5.7, 5.7]),
         ] {
             for (seed, l) in (1..).zip(losses) {
                 let t = TidyRow::template(exp, m.name(), "training");
@@ -3366,15 +3441,16 @@ mod tests {
         let (a, b) = (ModelId::SharedQkv.label(), ModelId::SharedQk.label());
         assert!(
             md.contains(&format!(
-                "- {a} - {b} (sharing V as well as Q and K) = 0.300 [0.073, 0.527] (Welch, on the 3 seeds both have): {a} (worse) higher (the interval excludes 0)"
+                "- {a} - {b} (sharing V as well as Q and K) = 0.317 [0.127, 0.506] (paired by seed, on the 3 seeds both have): {a} (worse) higher (the interval excludes 0)"
             )),
             "{md}"
         );
         // The masked LM's seed 4, which the shared variants lack, stays out of their
-        // differences from it: -0.1 on seeds 1-3, the same half-width.
+        // differences from it: -0.1, -0.1, -0.05 on seeds 1-3 (sd 0.0289): -0.0833 +- 4.303 *
+        // 0.0289 / sqrt(3) = [-0.155, -0.012].
         assert!(
             md.contains(&format!(
-                "{b} - separate = -0.100 [-0.327, 0.127] (Welch, on the 3 seeds both have): no difference shown (the interval includes 0)"
+                "{b} - separate = -0.083 [-0.155, -0.012] (paired by seed, on the 3 seeds both have): separate (worse) higher (the interval excludes 0)"
             )),
             "{md}"
         );
@@ -3382,8 +3458,8 @@ mod tests {
 
     /// Planted cosines: the effect size of collocation is the gap (collocated - matched) per
     /// seed with a t interval: MLM gaps 0.30, 0.31, 0.32: 0.310 +- 4.303 * 0.01 / sqrt(3) =
-    /// [0.285, 0.335]; the causal LM's 0.20 each time; their difference, Welch with 2 df, the
-    /// same half-width: 0.110 [0.085, 0.135].
+    /// [0.285, 0.335]; the causal LM's 0.20 each time; their difference, seed s against seed
+    /// s (0.10, 0.11, 0.12), the same half-width: 0.110 [0.085, 0.135].
     #[test]
     fn the_objective_section_gives_the_collocation_gap_as_an_effect_size() {
         let exp = name(Experiment::Objective);
@@ -3440,12 +3516,12 @@ mod tests {
         );
         assert!(
             md.contains(&format!(
-                "- embedding matrix, {u} - {c}: 3.000 [0.516, 5.484]: {u} higher"
+                "- embedding matrix, {u} - {c}: 3.000 [0.516, 5.484] (paired by seed, 3 seeds): {u} higher"
             )),
             "{md}"
         );
         assert!(
-            md.contains(&format!("- effect size, embedding matrix, {u} - {c}: cosine gap 0.050 [0.050, 0.050] (seeds only): {u} higher")),
+            md.contains(&format!("- effect size, embedding matrix, {u} - {c}: cosine gap 0.050 [0.050, 0.050] (seeds only, paired by seed, 3 seeds): {u} higher")),
             "{md}"
         );
         assert!(
@@ -3458,7 +3534,7 @@ mod tests {
         );
         assert!(
             md.contains(&format!(
-                "effect size, embedding matrix, MLM - {}: cosine gap 0.110 [0.085, 0.135] (seeds only): MLM higher",
+                "effect size, embedding matrix, MLM - {}: cosine gap 0.110 [0.085, 0.135] (seeds only, paired by seed, 3 seeds): MLM higher",
                 clm.label()
             )),
             "{md}"
@@ -3524,6 +3600,27 @@ mod tests {
             "{line}"
         );
         assert!(
+            line.contains(
+                "could not be read, so pairs that share a word are drawn as if independent"
+            ),
+            "{line}"
+        );
+        // Given the pairs' words (here every pair its own two), the gap resamples through
+        // them, and the line says so.
+        let words = |n: usize, p: &str| -> Vec<(String, String)> {
+            (0..n)
+                .map(|i| (format!("{p}{i}"), format!("{p}-{i}")))
+                .collect()
+        };
+        let ev = src.evidence.as_mut().unwrap();
+        ev.set_collocation_words(&words(200, "c"), &words(150, "m"))
+            .unwrap();
+        let md = findings(&src);
+        assert!(
+            md.contains("the interval carrying the pairs (both groups resampled through the pairs' words, as similarity pairs are"),
+            "{md}"
+        );
+        assert!(
             md.contains(&format!(
                 "- effect size, embedding matrix, {u} - {c}: cosine gap 0.150 ["
             )),
@@ -3535,7 +3632,7 @@ mod tests {
         );
         assert!(
             md.contains(&format!(
-                "effect size, embedding matrix, MLM - {}: cosine gap 0.110 [0.085, 0.135] (seeds only): MLM higher",
+                "effect size, embedding matrix, MLM - {}: cosine gap 0.110 [0.085, 0.135] (seeds only, paired by seed, 3 seeds): MLM higher",
                 clm.label()
             )),
             "{md}"

@@ -1760,6 +1760,11 @@ impl Study {
     /// LM's size (parameters counted from its initialisation), its training budget and corpus,
     /// against the models the transformer measures come from; `config` names the file it
     /// describes.
+    /// The corpus's collocated pairs and their controls that every model is scored on.
+    pub fn collocation_pairs(&self) -> &CollocationPairs {
+        &self.pairs
+    }
+
     pub fn describe(&self, config: &str) -> String {
         use burn::module::Module;
         let (model, training) = self.variant(ModelId::Mlm, self.cfg.seeds[0]);
