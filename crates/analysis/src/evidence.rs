@@ -25,7 +25,7 @@
 //!   the same interval, its word pairs resampled ([`Evidence::collocation_gap`]).
 //! * Quantities measured once per seed with no items behind them (held-out loss, collocation
 //!   z-scores, contextuality excesses) get a t interval over seeds: paired, seed s against seed
-//!   s, where the two variants' seed s share batches and masks ([`paired_seed_difference`]),
+//!   s, where the two variants' seed s are matched by design ([`paired_seed_difference`]),
 //!   Welch's where they share nothing ([`seed_difference`]: models trained on different
 //!   corpora).
 
@@ -548,8 +548,9 @@ impl Evidence {
     /// Collocated minus frequency-matched pairs' mean cosine (the effect size of co-occurrence
     /// on a table, [`crate::collocation`]) of `a`, or its difference from `b` on the same pairs,
     /// as the seed mean with an item-and-seed interval: the pairs of both groups resampled
-    /// together (a two-sample bootstrap whose group sizes vary a little between draws; pairs
-    /// share words, which the draws ignore) and the seeds' spread at the seed count's degrees
+    /// together (a two-sample bootstrap whose group sizes vary a little between draws), through
+    /// their words where [`Evidence::set_collocation_words`] gave them and they are as many as
+    /// the kept cosines (as independent draws otherwise), and the seeds' spread at the seed count's degrees
     /// of freedom, as for every other score. The cosines are kept under [`COLLOCATED`] and
     /// [`MATCHED`]; the seeds read are those both tables have (as [`Evidence::difference`]
     /// reads them), and only pairs present for every such seed count. `None` when either group
@@ -609,13 +610,19 @@ impl Evidence {
         let db = b.map(data);
         let n = n_c + matched.len();
         // Each kept pair's two words, collocated pairs first, where they were given.
+        let n_kept = |group: &str| self.seeds(a, group).map(|s| s[&common[0]].len());
         let units: Option<Vec<Vec<usize>>> =
             match (self.words.get(COLLOCATED), self.words.get(MATCHED)) {
-                (Some(c), Some(m)) => Some(
-                    (collocated.iter().map(|&i| c[i].clone()))
-                        .chain(matched.iter().map(|&i| m[i].clone()))
-                        .collect(),
-                ),
+                // Words for as many pairs as were kept: anything else is not these pairs'.
+                (Some(c), Some(m))
+                    if Some(c.len()) == n_kept(COLLOCATED) && Some(m.len()) == n_kept(MATCHED) =>
+                {
+                    Some(
+                        (collocated.iter().map(|&i| c[i].clone()))
+                            .chain(matched.iter().map(|&i| m[i].clone()))
+                            .collect(),
+                    )
+                }
                 _ => None,
             };
         let seed = stream(a, b, "collocation", Half::All);
@@ -803,16 +810,20 @@ pub fn seed_difference(a: &[f64], b: &[f64]) -> Interval {
 
 /// mean(a - b) over the seeds both have, seed s of `a` against seed s of `b` (pairs of
 /// (seed, value), in any order), with a 95% t interval at one degree of freedom fewer than
-/// there are common seeds; `None` under two. For quantities measured once per model where seed
-/// s of every variant reads the same batches and masks (a transformer's data order and masking
-/// are functions of (seed, step) alone): what the variants share moves both sides of a
-/// difference together, so the paired interval is the design's, and an unpaired (Welch) one
-/// counts that shared variation as noise, or, where the two co-vary negatively, leaves it out.
-/// Returns the interval and the number of seeds it is over.
+/// there are common seeds whose difference is finite; `None` under two. For quantities
+/// measured once per model where seed s of two variants is matched by design (a transformer's
+/// row order is a function of (seed, epoch), a masked LM's masks of (seed, step), and the
+/// untrained model of seed s is the masked LM's initialisation): what a pair shares moves both
+/// sides of a difference together, and the paired interval is the design's. Seeds are drawn
+/// independently of one another, so the seeds' differences are independent draws and the
+/// interval is valid whether or not the pair shares anything (a causal LM's targets come from
+/// a stream of their own); where it shares little it is a little wider than Welch's, its t
+/// having fewer degrees of freedom. Returns the interval and the number of seeds it is over.
 pub fn paired_seed_difference(a: &[(u64, f64)], b: &[(u64, f64)]) -> Option<(Interval, usize)> {
     let diffs: Vec<f64> = a
         .iter()
         .filter_map(|&(s, x)| b.iter().find(|p| p.0 == s).map(|&(_, y)| x - y))
+        .filter(|d| d.is_finite())
         .collect();
     (diffs.len() >= 2).then(|| (seed_mean(&diffs), diffs.len()))
 }
@@ -881,7 +892,7 @@ mod tests {
         // The seeds move both variants together (1, 2, 3 and 1.1, 2.3, 3.2, listed in another
         // order): the differences 0.1, 0.3, 0.2 have mean 0.2 and sd 0.1, so the interval is
         // 0.2 +- 4.303 * 0.1 / sqrt(3) = [-0.0484, 0.4484], where Welch's, blind to the shared
-        // spread, is 0.2 +- 2.48 or so. Seed 9 of `a` has no partner and is left out.
+        // spread, is 0.2 +- 2.33 (df 3.99). Seed 9 of `a` has no partner and is left out.
         let a = [(1, 1.1), (2, 2.3), (3, 3.2), (9, 100.0)];
         let b = [(3, 3.0), (1, 1.0), (2, 2.0)];
         let (d, n) = paired_seed_difference(&a, &b).unwrap();
@@ -928,6 +939,42 @@ mod tests {
             "{independent:?}"
         );
         assert!((hi - 0.310).abs() < 0.03, "{words:?}");
+        // A pair whose cosine is missing leaves with its words (pair 0, of hub 0): 49 of the
+        // 99 collocated pairs at 1, 199 items, the hubs still clusters.
+        let some = |v: &[f64]| Values::Cosines(v.iter().map(|&x| Some(x)).collect());
+        let mut gappy = Evidence::new(&[], &[]);
+        let mut c: Vec<Option<f64>> = (0..100)
+            .map(|i| Some(f64::from(u8::from(i / 10 < 5))))
+            .collect();
+        c[0] = None;
+        gappy.insert(rep.clone(), COLLOCATED, 1, Values::Cosines(c));
+        gappy.insert(rep.clone(), MATCHED, 1, some(&[0.0; 100]));
+        gappy.set_collocation_words(&collocated, &matched).unwrap();
+        let e = gappy.collocation_gap(&rep, None).unwrap();
+        assert_eq!(e.items, 199);
+        assert!((e.interval.estimate - 49.0 / 99.0).abs() < 1e-12, "{e:?}");
+        assert!(
+            (e.interval.hi - e.interval.estimate - 0.31).abs() < 0.04,
+            "{e:?}"
+        );
+        // A table inserted after the words were given, with another number of pairs: its gap
+        // is read with its pairs as independent draws (the words are not its pairs'), exactly
+        // as without words.
+        let late = Rep::new("late", "embedding", None);
+        let mut without = Evidence::new(&[], &[]);
+        for e in [&mut ev, &mut without] {
+            e.insert(late.clone(), COLLOCATED, 1, some(&[0.5; 120]));
+            e.insert(
+                late.clone(),
+                MATCHED,
+                1,
+                some(&(0..100).map(|i| f64::from(i % 2)).collect::<Vec<_>>()),
+            );
+        }
+        assert_eq!(
+            ev.collocation_gap(&late, None).unwrap().interval,
+            without.collocation_gap(&late, None).unwrap().interval
+        );
         // Pairs that are not the kept ones' (another count) are refused, nothing changed.
         let mut other = Evidence::new(&[], &[]);
         gap_evidence(&[(1, vec![0.5; 99], vec![0.0; 100])], "m", &mut other);

@@ -134,12 +134,9 @@ pub fn rows(snapshots: Vec<SnapshotItemRow>, benchmarks: &Benchmarks) -> Vec<Bud
                 out.push(row("score", t, t, &e.interval, e.items));
             }
         }
-        if let [.., last] = full[..] {
-            let half = (full.iter().copied()).find(|&t| 2 * t >= last && t < last);
-            if let Some(half) = half {
-                if let Some(d) = evidence.difference(&rep(last), &rep(half), benchmark, Half::All) {
-                    out.push(row("change", last, half, &d.diff, d.a.items));
-                }
+        if let Some((half, last)) = half_point(&full) {
+            if let Some(d) = evidence.difference(&rep(last), &rep(half), benchmark, Half::All) {
+                out.push(row("change", last, half, &d.diff, d.a.items));
             }
         }
     }
@@ -182,18 +179,16 @@ pub fn rows(snapshots: Vec<SnapshotItemRow>, benchmarks: &Benchmarks) -> Vec<Bud
             }
             // How the difference moved over the second half of the budget (the last point both
             // reached against the first at or past half its tokens), with its own interval.
-            if let [.., last] = both[..] {
-                let half = (both.iter().copied()).find(|&t| 2 * t >= last && t < last);
+            if let Some((half, last)) = half_point(&both) {
                 let rep = |m: &str, r: &str, t: u64| Rep::new(m, &at(r, t), None);
-                let change = half.and_then(|h| {
-                    let four = [
-                        &rep(ma, ra, last),
-                        &rep(mb, rb, last),
-                        &rep(ma, ra, h),
-                        &rep(mb, rb, h),
-                    ];
-                    Some((h, evidence.difference_change(four, benchmark, Half::All)?))
-                });
+                let four = [
+                    &rep(ma, ra, last),
+                    &rep(mb, rb, last),
+                    &rep(ma, ra, half),
+                    &rep(mb, rb, half),
+                ];
+                let change =
+                    (evidence.difference_change(four, benchmark, Half::All)).map(|c| (half, c));
                 if let Some((h, c)) = change.filter(|(_, c)| c.seeds.len() >= 2) {
                     out.push(BudgetRow {
                         model: ma.into(),
@@ -215,6 +210,18 @@ pub fn rows(snapshots: Vec<SnapshotItemRow>, benchmarks: &Benchmarks) -> Vec<Bud
         }
     }
     out
+}
+
+/// (the first point at or past half of the last one's tokens, the last one) of `points` in
+/// increasing order: the stretch over which an answer's change is read; `None` with no such
+/// earlier point.
+pub(crate) fn half_point(points: &[u64]) -> Option<(u64, u64)> {
+    let &last = points.last()?;
+    let half = points
+        .iter()
+        .copied()
+        .find(|&t| 2 * t >= last && t < last)?;
+    Some((half, last))
 }
 
 /// `<out>/dynamics/budget.csv` when `--exp dynamics` has written it.

@@ -8,10 +8,12 @@
 //! mean with a t interval, its change over the second half of the budget (the last point every
 //! seed reached minus the first at or past half its tokens) is the mean of the seeds' changes
 //! with a t interval, and a difference between two models pairs seed s of one with seed s of
-//! the other (seed s of every transformer variant reads the same batches and masks:
-//! [`analysis::evidence::paired_seed_difference`]), at every point both reached, with the
-//! change of that difference over the second half paired the same way. Word2vec's points are
-//! runs of their own at each snapshot's token count, its learning rate decaying to 0 over each.
+//! the other ([`analysis::evidence::paired_seed_difference`]: seed s of every transformer
+//! variant reads the rows in the same order, and masked-LM variants share their masks too), at
+//! every point both reached with every seed they share, with the change of that difference
+//! over the second half paired the same way. "The second half" is from the first snapshot at or
+//! past half the last one's tokens to the last. Which models are read and compared follows the
+//! roles of the round's config ([`Cast`]). Word2vec is never paired with a transformer.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -20,36 +22,46 @@ use std::path::Path;
 use analysis::evidence::{paired_seed_difference, seed_mean};
 use analysis::inference::Interval;
 
-use super::budget::{moved, tokens, BudgetRow};
+use super::budget::{half_point, moved, tokens, BudgetRow};
 use super::comparisons::side_of_zero;
+use super::settings::{Cast, ModelId};
 use super::study::DynamicsRow;
 
 /// One snapshot of one seed: (representation, layer, benchmark, metric) -> value.
 type Point = BTreeMap<(String, Option<usize>, String, String), f64>;
 
-/// A quantity read off one snapshot.
+/// A quantity read off one snapshot; `last` is the model's deepest contextual layer (the same
+/// for every snapshot and seed of it, so a snapshot that lacks it reads nothing rather than a
+/// shallower layer).
 pub struct Measure {
-    /// What the report calls it (also `budget.csv`'s `benchmark` column for its rows).
+    /// What the report calls it (also the `benchmark` column of its rows).
     pub name: &'static str,
-    /// The models whose curves the report shows.
-    pub models: &'static [&'static str],
-    read: fn(&Point) -> Option<f64>,
+    /// The models whose curves the report shows, from the roles.
+    models: fn(&Cast) -> Vec<ModelId>,
+    read: fn(&Point, Option<usize>) -> Option<f64>,
 }
+
+/// The metrics the measures read: every other row of `dynamics.csv` is passed over.
+const METRICS: [&str; 7] = [
+    "collocated_cosine",
+    "matched_cosine",
+    "heldout_loss",
+    "intra_sentence_excess",
+    "self_similarity_adjusted",
+    "cka_q_k",
+    "cka_q_k_null",
+];
+
+/// The one contextuality readout the curves read (the snapshots take the others too; the
+/// final models' comparison reads all four).
+const READOUT: &str = "contextuality";
 
 fn get(p: &Point, rep: &str, layer: Option<usize>, bench: &str, metric: &str) -> Option<f64> {
     p.get(&(rep.into(), layer, bench.into(), metric.into()))
         .copied()
 }
 
-/// The deepest layer a snapshot read `metric` of `bench` at.
-fn last_layer(p: &Point, bench: &str, metric: &str) -> Option<usize> {
-    p.keys()
-        .filter(|(r, _, b, m)| r == "contextual" && b == bench && m == metric)
-        .filter_map(|k| k.1)
-        .max()
-}
-
-fn collocation_gap(p: &Point) -> Option<f64> {
+fn collocation_gap(p: &Point, _: Option<usize>) -> Option<f64> {
     // A transformer's embedding matrix, or word2vec's vectors.
     ["embedding", "static"].iter().find_map(|rep| {
         Some(
@@ -59,25 +71,32 @@ fn collocation_gap(p: &Point) -> Option<f64> {
     })
 }
 
-fn heldout_loss(p: &Point) -> Option<f64> {
+fn heldout_loss(p: &Point, _: Option<usize>) -> Option<f64> {
     get(p, "training", None, "training", "heldout_loss")
 }
 
-fn contextual_at_last(p: &Point, metric: &str) -> Option<f64> {
-    let l = last_layer(p, "contextuality", metric)?;
-    get(p, "contextual", Some(l), "contextuality", metric)
+fn intra_sentence(p: &Point, last: Option<usize>) -> Option<f64> {
+    get(
+        p,
+        "contextual",
+        Some(last?),
+        READOUT,
+        "intra_sentence_excess",
+    )
 }
 
-fn intra_sentence(p: &Point) -> Option<f64> {
-    contextual_at_last(p, "intra_sentence_excess")
-}
-
-fn self_similarity(p: &Point) -> Option<f64> {
-    contextual_at_last(p, "self_similarity_adjusted")
+fn self_similarity(p: &Point, last: Option<usize>) -> Option<f64> {
+    get(
+        p,
+        "contextual",
+        Some(last?),
+        READOUT,
+        "self_similarity_adjusted",
+    )
 }
 
 /// The mean over layers of CKA(queries, keys) minus its permutation null.
-fn qk_activations(p: &Point) -> Option<f64> {
+fn qk_activations(p: &Point, _: Option<usize>) -> Option<f64> {
     let layers: BTreeSet<usize> = p
         .keys()
         .filter(|(r, _, b, m)| r == "attention-activations" && b == "all-heads" && m == "cka_q_k")
@@ -94,98 +113,131 @@ fn qk_activations(p: &Point) -> Option<f64> {
     Some(sum / layers.len() as f64)
 }
 
-const MLM: &str = "transformer-mlm";
-const MLM_UNTIED: &str = "transformer-mlm-untied-head";
-const NO_ATTENTION: &str = "transformer-mlm-no-attention";
-const NO_ATTENTION_UNTIED: &str = "transformer-mlm-no-attention-untied-head";
-const CLM: &str = "transformer-clm-matched";
-const CLM_UNTIED: &str = "transformer-clm-matched-untied-head";
-const FROZEN: &str = "transformer-mlm-frozen-embedding-untied-head";
-const SHARED_QK: &str = "transformer-mlm-shared-qk";
-const SHARED_QKV: &str = "transformer-mlm-shared-qkv";
+/// The masked LM and the untied one.
+fn masked_lms(c: &Cast) -> Vec<ModelId> {
+    vec![ModelId::Mlm, c.untied.0]
+}
 
 pub const MEASURES: [Measure; 5] = [
     Measure {
         name: "collocation gap (collocated - matched pairs' mean cosine, embedding matrix or word2vec's vectors)",
-        models: &["word2vec-sgns", MLM, NO_ATTENTION, CLM, MLM_UNTIED, NO_ATTENTION_UNTIED, CLM_UNTIED],
+        models: |c| {
+            let mut m = vec![ModelId::Sgns, ModelId::Mlm, c.no_attention, c.clm, c.untied.0];
+            m.extend(c.no_attention_untied);
+            m.push(c.untied.1);
+            m
+        },
         read: collocation_gap,
     },
     Measure {
         name: "held-out loss (nats)",
-        models: &[MLM, SHARED_QK, SHARED_QKV, MLM_UNTIED, FROZEN],
+        models: |c| {
+            vec![
+                ModelId::Mlm,
+                ModelId::SharedQk,
+                ModelId::SharedQkv,
+                c.frozen_reference,
+                c.frozen,
+            ]
+        },
         read: heldout_loss,
     },
     Measure {
         name: "intra-sentence similarity - null at the last layer (raw residual stream, text8 windows)",
-        models: &[MLM, NO_ATTENTION, MLM_UNTIED, NO_ATTENTION_UNTIED],
+        models: |c| {
+            let mut m = vec![ModelId::Mlm, c.no_attention, c.untied.0];
+            m.extend(c.no_attention_untied);
+            m
+        },
         read: intra_sentence,
     },
     Measure {
         name: "self-similarity - anisotropy at the last layer (raw residual stream, text8 windows)",
-        models: &[MLM, MLM_UNTIED],
+        models: masked_lms,
         read: self_similarity,
     },
     Measure {
         name: "CKA(queries, keys) on real tokens - its permutation null, mean over layers",
-        models: &[MLM, MLM_UNTIED],
+        models: masked_lms,
         read: qk_activations,
     },
 ];
 
-/// The comparisons the answers make: (measure index, a, b, what a - b answers).
-pub const DIFFERENCES: [(usize, &str, &str, &str); 9] = [
-    (
+/// The comparisons the answers make, from the roles: (measure index, a, b, what a - b answers).
+pub fn differences(c: &Cast) -> Vec<(usize, ModelId, ModelId, &'static str)> {
+    let mut d = vec![(
         0,
-        MLM,
-        NO_ATTENTION,
+        ModelId::Mlm,
+        c.no_attention,
         "does self-attention make collocated words similar? (tied)",
-    ),
-    (
-        0,
-        MLM_UNTIED,
-        NO_ATTENTION_UNTIED,
-        "does self-attention make collocated words similar? (untied)",
-    ),
-    (0, MLM, CLM, "does the objective? (tied)"),
-    (
-        0,
-        MLM_UNTIED,
-        CLM_UNTIED,
-        "does the objective? (untied input embeddings)",
-    ),
-    (1, SHARED_QK, MLM, "must W_Q and W_K differ?"),
-    (
-        1,
-        SHARED_QKV,
-        SHARED_QK,
-        "must W_V differ from a shared W_Q = W_K?",
-    ),
-    (
-        1,
-        FROZEN,
-        MLM_UNTIED,
-        "would frozen random input embeddings do?",
-    ),
-    (
-        2,
-        MLM,
-        NO_ATTENTION,
-        "does attention contextualise beyond averaging? (tied)",
-    ),
-    (
-        2,
-        MLM_UNTIED,
-        NO_ATTENTION_UNTIED,
-        "does attention contextualise beyond averaging? (untied)",
-    ),
-];
+    )];
+    if let Some(u) = c.no_attention_untied {
+        d.push((
+            0,
+            c.untied.0,
+            u,
+            "does self-attention make collocated words similar? (untied)",
+        ));
+    }
+    d.extend([
+        (0, ModelId::Mlm, c.clm, "does the objective? (tied)"),
+        (
+            0,
+            c.untied.0,
+            c.untied.1,
+            "does the objective? (untied input embeddings)",
+        ),
+        (
+            1,
+            ModelId::SharedQk,
+            ModelId::Mlm,
+            "must W_Q and W_K differ?",
+        ),
+        (
+            1,
+            ModelId::SharedQkv,
+            ModelId::SharedQk,
+            "must W_V differ from a shared W_Q = W_K?",
+        ),
+        (
+            1,
+            c.frozen,
+            c.frozen_reference,
+            "would frozen random input embeddings do?",
+        ),
+        (
+            2,
+            ModelId::Mlm,
+            c.no_attention,
+            "does attention contextualise beyond averaging? (tied)",
+        ),
+    ]);
+    if let Some(u) = c.no_attention_untied {
+        d.push((
+            2,
+            c.untied.0,
+            u,
+            "does attention contextualise beyond averaging? (untied)",
+        ));
+    }
+    d
+}
 
-/// measure index -> model -> tokens seen -> seed -> value.
+/// measure index -> model name -> tokens seen -> seed -> value.
 type Curves = BTreeMap<usize, BTreeMap<String, BTreeMap<u64, BTreeMap<u64, f64>>>>;
 
 fn curves(rows: &[DynamicsRow]) -> Curves {
     let mut points: BTreeMap<(String, u64, u64), Point> = BTreeMap::new();
-    for r in rows {
+    // Each model's deepest contextual layer of the readout, over all its snapshots and seeds.
+    let mut last: BTreeMap<String, usize> = BTreeMap::new();
+    for r in rows.iter().filter(|r| METRICS.contains(&r.metric.as_str())) {
+        if let (true, Some(l)) = (
+            r.representation == "contextual" && r.benchmark == READOUT,
+            r.layer,
+        ) {
+            let e = last.entry(r.model.clone()).or_insert(l);
+            *e = (*e).max(l);
+        }
         let key = (r.model.clone(), r.tokens_seen, r.seed.unwrap_or(0));
         points.entry(key).or_default().insert(
             (
@@ -200,7 +252,7 @@ fn curves(rows: &[DynamicsRow]) -> Curves {
     let mut out = Curves::new();
     for ((model, t, seed), p) in &points {
         for (i, m) in MEASURES.iter().enumerate() {
-            if let Some(v) = (m.read)(p).filter(|v| v.is_finite()) {
+            if let Some(v) = (m.read)(p, last.get(model).copied()).filter(|v| v.is_finite()) {
                 out.entry(i)
                     .or_default()
                     .entry(model.clone())
@@ -214,41 +266,43 @@ fn curves(rows: &[DynamicsRow]) -> Curves {
     out
 }
 
-/// The points every seed of a curve reached (a run the plateau rule stopped early has fewer).
-fn full_points(curve: &BTreeMap<u64, BTreeMap<u64, f64>>) -> Vec<u64> {
-    let seeds: BTreeSet<u64> = curve.values().flat_map(|s| s.keys().copied()).collect();
+type Curve = BTreeMap<u64, BTreeMap<u64, f64>>;
+
+fn seeds_of(curve: &Curve) -> BTreeSet<u64> {
+    curve.values().flat_map(|s| s.keys().copied()).collect()
+}
+
+/// The points at which `curve` has every seed of `seeds` (a run the plateau rule stopped
+/// early has fewer points, and a mean over the seeds that got further would move for that
+/// reason alone).
+fn full_points(curve: &Curve, seeds: &BTreeSet<u64>) -> Vec<u64> {
     curve
         .iter()
-        .filter(|(_, s)| s.keys().copied().collect::<BTreeSet<u64>>() == seeds)
+        .filter(|(_, s)| seeds.iter().all(|x| s.contains_key(x)))
         .map(|(t, _)| *t)
         .collect()
 }
 
-/// The first point at or past half of the last one, before it.
-fn half_point(points: &[u64]) -> Option<(u64, u64)> {
-    let &last = points.last()?;
-    let half = points
+/// (seed, value) at point `t` of the seeds in `seeds`.
+fn at(curve: &Curve, t: u64, seeds: &BTreeSet<u64>) -> Vec<(u64, f64)> {
+    curve[&t]
         .iter()
-        .copied()
-        .find(|&t| 2 * t >= last && t < last)?;
-    Some((half, last))
-}
-
-fn pairs(x: &BTreeMap<u64, f64>) -> Vec<(u64, f64)> {
-    x.iter().map(|(s, v)| (*s, *v)).collect()
+        .filter(|(s, _)| seeds.contains(s))
+        .map(|(s, v)| (*s, *v))
+        .collect()
 }
 
 fn row(
     measure: &Measure,
-    model: &str,
-    other: &str,
+    a: ModelId,
+    b: Option<ModelId>,
     quantity: &str,
     (from, to): (u64, u64),
     iv: &Interval,
     seeds: usize,
 ) -> BudgetRow {
     BudgetRow {
-        model: model.into(),
+        model: a.name().into(),
         representation: String::new(),
         benchmark: measure.name.into(),
         quantity: quantity.into(),
@@ -259,79 +313,81 @@ fn row(
         hi: iv.hi,
         seeds,
         items: 0,
-        other_model: other.into(),
+        other_model: b.map_or(String::new(), |b| b.name().into()),
         other_representation: String::new(),
     }
 }
 
-/// Each measure's curve for the models it names, its change over the second half, and the
-/// [`DIFFERENCES`] at every point both models reached with their change, as [`BudgetRow`]s
-/// (`items` 0: no items behind them). A curve of fewer than two seeds gets no row.
-pub fn rows(dynamics: &[DynamicsRow]) -> Vec<BudgetRow> {
+/// Each measure's curve for the models the roles name, its change over the second half, and
+/// the [`differences`] at every point both models reached with every seed they share, with
+/// their change, as [`BudgetRow`]s (`items` 0: no items behind them). A curve or difference of
+/// fewer than two seeds gets no row.
+pub fn rows(dynamics: &[DynamicsRow], cast: &Cast) -> Vec<BudgetRow> {
     let all = curves(dynamics);
+    let curve = |i: usize, m: ModelId| all.get(&i).and_then(|c| c.get(m.name()));
     let mut out = Vec::new();
     for (i, measure) in MEASURES.iter().enumerate() {
-        let Some(by_model) = all.get(&i) else {
-            continue;
-        };
-        for &model in measure.models {
-            let Some(curve) = by_model.get(model) else {
+        for model in (measure.models)(cast) {
+            let Some(c) = curve(i, model) else {
                 continue;
             };
-            let points = full_points(curve);
-            let n = curve.values().map(|s| s.len()).max().unwrap_or(0);
-            if n < 2 {
+            let seeds = seeds_of(c);
+            if seeds.len() < 2 {
                 continue;
             }
+            let points = full_points(c, &seeds);
             for &t in &points {
-                let values: Vec<f64> = curve[&t].values().copied().collect();
+                let values: Vec<f64> = at(c, t, &seeds).iter().map(|p| p.1).collect();
                 out.push(row(
                     measure,
                     model,
-                    "",
+                    None,
                     "score",
                     (t, t),
                     &seed_mean(&values),
-                    n,
+                    seeds.len(),
                 ));
             }
             if let Some((half, last)) = half_point(&points) {
-                if let Some((d, k)) =
-                    paired_seed_difference(&pairs(&curve[&last]), &pairs(&curve[&half]))
-                {
-                    out.push(row(measure, model, "", "change", (half, last), &d, k));
+                let change = paired_seed_difference(&at(c, last, &seeds), &at(c, half, &seeds));
+                if let Some((d, k)) = change {
+                    out.push(row(measure, model, None, "change", (half, last), &d, k));
                 }
             }
         }
     }
-    for (i, a, b, _) in DIFFERENCES {
+    for (i, a, b, _) in differences(cast) {
         let measure = &MEASURES[i];
-        let (Some(ca), Some(cb)) = (
-            all.get(&i).and_then(|m| m.get(a)),
-            all.get(&i).and_then(|m| m.get(b)),
-        ) else {
+        let (Some(ca), Some(cb)) = (curve(i, a), curve(i, b)) else {
             continue;
         };
-        let pb = full_points(cb);
-        let both: Vec<u64> = full_points(ca)
-            .into_iter()
+        let seeds: BTreeSet<u64> = seeds_of(ca).intersection(&seeds_of(cb)).copied().collect();
+        let pb = full_points(cb, &seeds);
+        let both: Vec<u64> = (full_points(ca, &seeds).into_iter())
             .filter(|t| pb.contains(t))
             .collect();
-        // seed -> a - b at point t.
-        let diff_at = |t: u64| -> Vec<(u64, f64)> {
-            ca[&t]
-                .iter()
-                .filter_map(|(s, x)| Some((*s, x - cb[&t].get(s)?)))
-                .collect()
-        };
         for &t in &both {
-            if let Some((d, k)) = paired_seed_difference(&pairs(&ca[&t]), &pairs(&cb[&t])) {
-                out.push(row(measure, a, b, "difference", (t, t), &d, k));
+            if let Some((d, k)) = paired_seed_difference(&at(ca, t, &seeds), &at(cb, t, &seeds)) {
+                out.push(row(measure, a, Some(b), "difference", (t, t), &d, k));
             }
         }
+        // seed -> a - b at point t.
+        let diff_at = |t: u64| -> Vec<(u64, f64)> {
+            (at(ca, t, &seeds).into_iter())
+                .filter_map(|(s, x)| Some((s, x - cb[&t].get(&s)?)))
+                .collect()
+        };
         if let Some((half, last)) = half_point(&both) {
             if let Some((d, k)) = paired_seed_difference(&diff_at(last), &diff_at(half)) {
-                out.push(row(measure, a, b, "difference-change", (half, last), &d, k));
+                out.push(row(
+                    measure,
+                    a,
+                    Some(b),
+                    "difference-change",
+                    (half, last),
+                    &d,
+                    k,
+                ));
             }
         }
     }
@@ -347,13 +403,14 @@ pub fn read(dir: &Path) -> anyhow::Result<Option<Vec<DynamicsRow>>> {
     Ok(Some(crate::output::read_csv(&path)?))
 }
 
-/// The report's part for these rows, under [`super::budget::section`]'s heading.
-pub fn section(rows: &[BudgetRow]) -> String {
+/// The report's part for these rows, under [`super::budget::section`]'s heading; `cast` names
+/// the models as [`rows`] chose them.
+pub fn section(rows: &[BudgetRow], cast: &Cast) -> String {
     let mut w = String::new();
     if rows.is_empty() {
         return w;
     }
-    let _ = writeln!(w, "**The answers measured once per seed**, from the snapshots' rows (`dynamics/dynamics.csv`): seed mean [95% t interval over seeds] at every snapshot every seed reached, and the last such point minus the first at or past half its tokens, the seeds' own changes with a t interval; then the differences between models the answers rest on, seed s against seed s (seed s of every transformer variant reads the same batches and masks), at every point both reached, and how each difference moved over the second half of the budget, paired the same way. No items stand behind these: the intervals carry the seeds, not the sampling of pairs, tokens or held-out text.\n");
+    let _ = writeln!(w, "**The answers measured once per seed**, from the snapshots' rows (`dynamics/dynamics.csv`): seed mean [95% t interval over seeds] at every snapshot every seed reached, and the last such point minus the first at or past half its tokens, the seeds' own changes with a t interval; then the differences between models the answers rest on, seed s against seed s (seed s of every transformer variant reads the rows in the same order, and masked-LM variants share their masks too), at every point both reached with every seed they share, and how each difference moved from the first point at or past half the last one's tokens to the last, paired the same way. No items stand behind these: the intervals carry the seeds, not the sampling of pairs, tokens or held-out text; each point's interval is read on its own (the points of a curve are not corrected for being read together).\n");
     let fmt = |r: &BudgetRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
     for (i, measure) in MEASURES.iter().enumerate() {
         let here: Vec<&BudgetRow> = rows
@@ -364,10 +421,10 @@ pub fn section(rows: &[BudgetRow]) -> String {
             continue;
         }
         let _ = writeln!(w, "*{}*\n", measure.name);
-        for &model in measure.models {
+        for model in (measure.models)(cast) {
             let mine: Vec<&&BudgetRow> = here
                 .iter()
-                .filter(|r| r.model == model && r.other_model.is_empty())
+                .filter(|r| r.model == model.name() && r.other_model.is_empty())
                 .collect();
             let curve: Vec<String> = mine
                 .iter()
@@ -383,18 +440,20 @@ pub fn section(rows: &[BudgetRow]) -> String {
                 .map_or(String::new(), |c| moved(c));
             let _ = writeln!(
                 w,
-                "- {model} ({} seeds): {}{change}",
+                "- {} ({} seeds): {}{change}",
+                model.label(),
                 mine[0].seeds,
                 curve.join(", ")
             );
         }
-        for (j, a, b, what) in DIFFERENCES {
+        for (j, a, b, what) in differences(cast) {
             if j != i {
                 continue;
             }
             let of = |q: &'static str| {
-                here.iter()
-                    .filter(move |r| r.quantity == q && r.model == a && r.other_model == b)
+                here.iter().filter(move |r| {
+                    r.quantity == q && r.model == a.name() && r.other_model == b.name()
+                })
             };
             let shown: Vec<String> = of("difference")
                 .map(|r| {
@@ -411,7 +470,9 @@ pub fn section(rows: &[BudgetRow]) -> String {
                 .map_or(String::new(), |c| moved(c));
             let _ = writeln!(
                 w,
-                "- {a} - {b}, {what} ({} seeds): {}{change}",
+                "- {} - {}, {what} ({} seeds): {}{change}",
+                a.label(),
+                b.label(),
                 first.seeds,
                 shown.join(", ")
             );
@@ -425,24 +486,19 @@ pub fn section(rows: &[BudgetRow]) -> String {
 mod tests {
     use super::*;
 
-    fn dyn_row(
-        model: &str,
-        seed: u64,
-        t: u64,
-        rep: &str,
-        bench: &str,
-        metric: &str,
-        value: f64,
-    ) -> DynamicsRow {
+    const MLM: &str = "transformer-mlm";
+    const SHARED_QK: &str = "transformer-mlm-shared-qk";
+
+    fn dyn_row(model: &str, seed: u64, t: u64, metric: &str, value: f64) -> DynamicsRow {
         DynamicsRow {
             model: model.into(),
             seed: Some(seed),
             step: (t / 100) as usize,
             tokens_seen: t,
             epochs: 0.0,
-            representation: rep.into(),
+            representation: "training".into(),
             layer: None,
-            benchmark: bench.into(),
+            benchmark: "training".into(),
             metric: metric.into(),
             value,
             n: 0,
@@ -464,37 +520,24 @@ mod tests {
             for t in [1000u64, 2000, 4000] {
                 let base = if t == 1000 { 5.0 } else { 4.0 } + seed as f64 / 10.0;
                 let bump = if seed == 3 && t == 4000 { 0.1 } else { 0.0 };
-                rows.push(dyn_row(
-                    MLM,
-                    seed,
-                    t,
-                    "training",
-                    "training",
-                    "heldout_loss",
-                    base,
-                ));
+                rows.push(dyn_row(MLM, seed, t, "heldout_loss", base));
                 rows.push(dyn_row(
                     SHARED_QK,
                     seed,
                     t,
-                    "training",
-                    "training",
                     "heldout_loss",
                     base + 0.2 + bump,
                 ));
             }
         }
-        // A seed that stopped early: its 8000 point is read by no curve.
-        rows.push(dyn_row(
-            MLM,
-            1,
-            8000,
-            "training",
-            "training",
-            "heldout_loss",
-            3.0,
-        ));
-        let out = super::rows(&rows);
+        // Seed 1 ran further than the others: its 8000 point is read by no curve.
+        rows.push(dyn_row(MLM, 1, 8000, "heldout_loss", 3.0));
+        // A fourth masked-LM seed the shared variant lacks: in the masked LM's curve, not in
+        // the difference (which reads the seeds both have).
+        for t in [1000u64, 2000, 4000] {
+            rows.push(dyn_row(MLM, 4, t, "heldout_loss", 9.0));
+        }
+        let out = super::rows(&rows, &Cast::default());
         let find = |model: &str, other: &str, q: &str, t: u64| {
             out.iter()
                 .find(|r| {
@@ -505,44 +548,50 @@ mod tests {
                 })
                 .unwrap_or_else(|| panic!("{model} {other} {q} {t}: {out:?}"))
         };
-        let p = find(MLM, "", "score", 1000);
+        let p = find(SHARED_QK, "", "score", 1000);
+        assert!((p.value - 5.4).abs() < 1e-12, "{p:?}");
         assert!(
-            (p.value - 5.2).abs() < 1e-12 && (p.hi - 5.2 - 4.303 * 0.1 / 3f64.sqrt()).abs() < 1e-3,
+            (p.hi - 5.4 - 4.303 * 0.1 / 3f64.sqrt()).abs() < 1e-3,
             "{p:?}"
         );
-        assert_eq!(p.seeds, 3);
+        assert_eq!(find(MLM, "", "score", 1000).seeds, 4);
         assert!(!out.iter().any(|r| r.tokens_seen == 8000), "{out:?}");
-        let c = find(MLM, "", "change", 4000);
-        assert_eq!((c.from_tokens, c.value, c.lo, c.hi), (2000, 0.0, 0.0, 0.0));
+        let c = find(SHARED_QK, "", "change", 4000);
+        assert_eq!(c.from_tokens, 2000);
+        assert!((c.value - 0.1 / 3.0).abs() < 1e-12, "{c:?}");
         let d = find(SHARED_QK, MLM, "difference", 1000);
         assert!(
             (d.value - 0.2).abs() < 1e-12 && (d.hi - d.lo).abs() < 1e-12,
             "{d:?}"
         );
+        assert_eq!(d.seeds, 3);
         let d = find(SHARED_QK, MLM, "difference", 4000);
         let half = 4.303 * (0.1 / 3f64.sqrt()) / 3f64.sqrt();
-        assert!(
-            (d.value - 0.7 / 3.0).abs() < 1e-12 && (d.hi - d.value - half).abs() < 1e-3,
-            "{d:?}"
-        );
+        assert!((d.value - 0.7 / 3.0).abs() < 1e-12, "{d:?}");
+        assert!((d.hi - d.value - half).abs() < 1e-3, "{d:?}");
         let dc = find(SHARED_QK, MLM, "difference-change", 4000);
         assert_eq!(dc.from_tokens, 2000);
-        assert!(
-            (dc.value - 0.1 / 3.0).abs() < 1e-12 && (dc.hi - dc.value - half).abs() < 1e-3,
-            "{dc:?}"
-        );
-        let text = section(&out);
+        assert!((dc.value - 0.1 / 3.0).abs() < 1e-12, "{dc:?}");
+        assert!((dc.hi - dc.value - half).abs() < 1e-3, "{dc:?}");
+        let text = section(&out, &Cast::default());
         assert!(text.contains("*held-out loss (nats)*"), "{text}");
+        let (m, q) = (ModelId::Mlm.label(), ModelId::SharedQk.label());
         assert!(
-            text.contains("- transformer-mlm (3 seeds): 1k 5.200 ["),
+            text.contains(&format!("- {q} (3 seeds): 1k 5.400 [")),
             "{text}"
         );
-        assert!(text.contains("- transformer-mlm-shared-qk - transformer-mlm, must W_Q and W_K differ? (3 seeds): 1k 0.200 [0.200, 0.200] (above 0)"), "{text}");
+        assert!(
+            text.contains(&format!(
+                "- {q} - {m}, must W_Q and W_K differ? (3 seeds): 1k 0.200 [0.200, 0.200] (above 0)"
+            )),
+            "{text}"
+        );
     }
 
     /// The collocation gap is collocated minus matched, from a transformer's embedding or
-    /// word2vec's vectors; contextuality is read at the deepest layer measured; the CKA of
-    /// queries and keys is the mean over layers of CKA minus its null; one seed gives no row.
+    /// word2vec's vectors; contextuality is read at the model's deepest layer (a snapshot that
+    /// lacks it reads nothing); the CKA of queries and keys is the mean over layers of CKA
+    /// minus its null; one seed gives no row.
     #[test]
     fn each_measure_reads_its_rows() {
         let mut p = Point::new();
@@ -600,36 +649,21 @@ mod tests {
             "cka_q_k_null",
             0.5,
         );
-        assert!((collocation_gap(&p).unwrap() - 0.4).abs() < 1e-12);
-        assert_eq!(intra_sentence(&p), Some(0.3));
-        assert_eq!(self_similarity(&p), None);
-        assert!((qk_activations(&p).unwrap() - 0.2).abs() < 1e-12);
-        assert_eq!(heldout_loss(&p), None);
-        let one_seed = vec![dyn_row(
-            MLM,
-            1,
-            1000,
-            "training",
-            "training",
-            "heldout_loss",
-            5.0,
-        )];
-        assert!(rows(&one_seed).is_empty());
+        assert!((collocation_gap(&p, None).unwrap() - 0.4).abs() < 1e-12);
+        assert_eq!(intra_sentence(&p, Some(4)), Some(0.3));
+        assert_eq!(intra_sentence(&p, Some(5)), None);
+        assert_eq!(self_similarity(&p, Some(4)), None);
+        assert!((qk_activations(&p, None).unwrap() - 0.2).abs() < 1e-12);
+        assert_eq!(heldout_loss(&p, None), None);
+        let one_seed = vec![dyn_row(MLM, 1, 1000, "heldout_loss", 5.0)];
+        assert!(rows(&one_seed, &Cast::default()).is_empty());
     }
 
     #[test]
     fn the_written_file_reads_back() {
         let dir = tempfile::tempdir().unwrap();
         assert!(read(dir.path()).unwrap().is_none());
-        let rows = vec![dyn_row(
-            MLM,
-            1,
-            1000,
-            "training",
-            "training",
-            "heldout_loss",
-            5.0,
-        )];
+        let rows = vec![dyn_row(MLM, 1, 1000, "heldout_loss", 5.0)];
         crate::output::write_csv(&dir.path().join("dynamics.csv"), &rows).unwrap();
         let back = read(dir.path()).unwrap().unwrap();
         assert_eq!(

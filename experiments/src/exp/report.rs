@@ -1519,13 +1519,7 @@ fn contextuality_differences(src: &Sources, bench: &str, layers: &[usize]) -> Ve
         })
     };
     // x - y of the seeds both have, with its t interval; None under two seeds.
-    let paired = |x: Vec<(u64, f64)>, y: Vec<(u64, f64)>| {
-        let diffs: Vec<f64> = x
-            .iter()
-            .filter_map(|&(s, v)| Some(v - seed_value(&y, s)?))
-            .collect();
-        (diffs.len() >= 2).then(|| (seed_mean(&diffs), diffs.len()))
-    };
+    let paired = |x: Vec<(u64, f64)>, y: Vec<(u64, f64)>| paired_seed_difference(&x, &y);
     let mut layers = layers.to_vec();
     layers.sort_unstable();
     let (Some(&first), Some(&last)) = (layers.first(), layers.last()) else {
@@ -1584,7 +1578,7 @@ fn contextuality_differences(src: &Sources, bench: &str, layers: &[usize]) -> Ve
 fn findings(src: &Sources) -> String {
     let mut md = String::new();
     let w = &mut md;
-    let _ = writeln!(w, "How to read the numbers: a score is the mean over seeds with a 95% interval in brackets that carries both the sampling of benchmark items (2,000 resamples: a similarity pair through its two words, an analogy question through the two word pairs it is built from, each item's own noise counted once) and the spread between seeds (a t term with one degree of freedom fewer than there are seeds, combined by Welch-Satterthwaite): on a few hundred pairs the items are the main noise, and with few seeds a seed-to-seed spread weighs heavily (the t term's quantile falls from 4.30 at 3 seeds to 2.26 at 10). A difference \"a - b\" has its own interval, computed on the items both representations answer; it is called a difference only when that interval excludes 0. A best layer is chosen on a random half of each benchmark's items (dev) and reported on the other half (test), so it is not picked on the numbers reported; analogy questions are split by the word pairs they are built from, so that no pair is on both sides (a question whose two pairs fall on different sides is in neither half; a pair makes many questions, so a half holds anywhere from a fifth to a third of them); similarity pairs are split pair by pair, so a word can have pairs on both sides; embedding matrices and word2vec are scored on all items. Quantities taken once per model (held-out loss, the gain at [MASK], collocation z-scores, contextuality) get a t interval over seeds, which with few seeds is wide and leaves out the sampling of the held-out text (each seed's own gain interval carries it); a difference of two such quantities pairs seed s of one model with seed s of the other, since seed s of every transformer variant reads the same batches and masks (models trained on different corpora, which share nothing, get Welch's unpaired interval).\n");
+    let _ = writeln!(w, "How to read the numbers: a score is the mean over seeds with a 95% interval in brackets that carries both the sampling of benchmark items (2,000 resamples: a similarity pair through its two words, an analogy question through the two word pairs it is built from, each item's own noise counted once) and the spread between seeds (a t term with one degree of freedom fewer than there are seeds, combined by Welch-Satterthwaite): on a few hundred pairs the items are the main noise, and with few seeds a seed-to-seed spread weighs heavily (the t term's quantile falls from 4.30 at 3 seeds to 2.26 at 10). A difference \"a - b\" has its own interval, computed on the items both representations answer; it is called a difference only when that interval excludes 0. A best layer is chosen on a random half of each benchmark's items (dev) and reported on the other half (test), so it is not picked on the numbers reported; analogy questions are split by the word pairs they are built from, so that no pair is on both sides (a question whose two pairs fall on different sides is in neither half; a pair makes many questions, so a half holds anywhere from a fifth to a third of them); similarity pairs are split pair by pair, so a word can have pairs on both sides; embedding matrices and word2vec are scored on all items. Quantities taken once per model (held-out loss, the gain at [MASK], collocation z-scores, contextuality) get a t interval over seeds, which with few seeds is wide and leaves out the sampling of the held-out text (each seed's own gain interval carries it); a difference of two such quantities pairs seed s of one model with seed s of the other, as the design matches them (seed s of every transformer variant reads the rows in the same order, the masked LMs with the same masks, and the untrained model of seed s is the masked LM's initialisation; seeds are independent draws, so the interval holds whatever a pair shares), while models trained on different corpora, which share nothing, get Welch's unpaired interval.\n");
     let Some(ev) = src.evidence.as_ref() else {
         return md;
     };
@@ -2411,6 +2405,23 @@ fn forms_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
 /// The comparisons a round in progress has written so far (`out/round/<comparison>/`, by a
 /// config with `round = true`), each section as in the findings, read with the roles, seeds and
 /// models its `round.json` keeps; empty when no round has written one.
+/// The roles a round's comparisons were drawn with (the first `round.json` under `round`, in
+/// the order of [`PAPER`]), or `None` before any comparison has one.
+fn round_cast(round: &Path) -> anyhow::Result<Option<Cast>> {
+    for exp in PAPER {
+        let path = round.join(name(exp)).join("round.json");
+        if path.is_file() {
+            let info = super::settings::RoundInfo::read(&path)?;
+            return Ok(Some(
+                info.roles
+                    .cast()
+                    .with_context(|| format!("{}: its roles", path.display()))?,
+            ));
+        }
+    }
+    Ok(None)
+}
+
 fn round_section(out: &Path, collocations: Option<&CollocationPairs>) -> anyhow::Result<String> {
     let dir = out.join(super::settings::ROUND);
     let mut md = String::new();
@@ -2566,10 +2577,12 @@ pub fn write(
     let round = out.join(super::settings::ROUND);
     if let Some(rows) = super::budget::read(&round)? {
         body.push_str(&super::budget::section(&rows, "Round: "));
-        if let Some(dynamics) = super::budget_seeds::read(&round.join("dynamics"))? {
-            body.push_str(&super::budget_seeds::section(&super::budget_seeds::rows(
-                &dynamics,
-            )));
+        if let (Some(dynamics), Some(cast)) = (
+            super::budget_seeds::read(&round.join("dynamics"))?,
+            round_cast(&round)?,
+        ) {
+            let rows = super::budget_seeds::rows(&dynamics, &cast);
+            body.push_str(&super::budget_seeds::section(&rows, &cast));
         }
     }
     // The corpus-size answers, once `--exp corpus-size` has read its arms.
@@ -3414,7 +3427,7 @@ mod tests {
     /// isolates V), seed s against seed s: planted held-out losses 5.5, 5.7, 5.7 against 5.2,
     /// 5.3, 5.45, differences 0.3, 0.4, 0.25 (mean 0.3167, sd 0.0764): 0.3167 +- 4.303 *
     /// 0.0764 / sqrt(3) = [0.127, 0.506], where Welch's, blind to the pairing, would be about
-    /// [0.06, 0.57]. A masked-LM seed the shared variants lack is left out of their
+    /// [0.04, 0.59]. A masked-LM seed the shared variants lack is left out of their
     /// differences from it.
     #[test]
     fn the_qkv_section_reads_shared_qkv_against_shared_qk() {
@@ -3488,11 +3501,12 @@ mod tests {
             }));
         }
         // The untied control, where a config trains it: its z and gap read beside the untied
-        // masked LM's (z 20, 21, 22 against 18 each time: 3.000 [0.516, 5.484]; gaps 0.10
-        // each against 0.05: 0.050 [0.050, 0.050]).
+        // masked LM's (z 20, 21, 22 against 18, 18.5, 17.5: differences 2, 2.5, 4.5, sd 1.32,
+        // 3.000 +- 4.303 * 1.32 / sqrt(3) = [-0.286, 6.286] paired by seed, where Welch's would
+        // exclude 0; gaps 0.10 each against 0.05: 0.050 [0.050, 0.050]).
         for (m, z, g) in [
             (ModelId::MlmUntied, [20.0, 21.0, 22.0], 0.10),
-            (ModelId::NoAttentionUntied, [18.0, 18.0, 18.0], 0.05),
+            (ModelId::NoAttentionUntied, [18.0, 18.5, 17.5], 0.05),
         ] {
             for (seed, z) in (1..).zip(z) {
                 let t = TidyRow::template(exp, m.name(), "embedding");
@@ -3516,7 +3530,7 @@ mod tests {
         );
         assert!(
             md.contains(&format!(
-                "- embedding matrix, {u} - {c}: 3.000 [0.516, 5.484] (paired by seed, 3 seeds): {u} higher"
+                "- embedding matrix, {u} - {c}: 3.000 [-0.286, 6.286] (paired by seed, 3 seeds): no difference shown"
             )),
             "{md}"
         );
@@ -4160,7 +4174,7 @@ mod tests {
             }
             for (m, g) in [
                 (trained, 1.0 + seed as f64 / 10.0),
-                (frozen, 0.3),
+                (frozen, 0.3 + seed as f64 / 100.0),
                 (control, 0.4 + seed as f64 / 100.0),
             ] {
                 let t = TidyRow::template(name(Experiment::Frozen), m.name(), "training");
@@ -4204,8 +4218,9 @@ mod tests {
             only_b.contains("difference 1.000 [1.000, 1.000]"),
             "{only_b}"
         );
-        // The control's gains 0.41, 0.42, 0.43 (seed mean 0.42); the frozen model's 0.3 on
-        // every seed: frozen - control = -0.12, t(2) 4.303 * 0.01 / sqrt(3) = 0.025 each side.
+        // The control's gains 0.41, 0.42, 0.43 (seed mean 0.42); the frozen model's 0.31,
+        // 0.32, 0.33: frozen - control is -0.10 at every seed, a zero-width interval paired by
+        // seed (Welch's, blind to the pairing, would be -0.100 +- 0.023).
         let per_seed = line(&format!("- {MASK_GAIN}, {}", control.label()));
         assert!(
             per_seed.contains("+0.410 [+0.360, +0.460], +0.420")
@@ -4218,9 +4233,16 @@ mod tests {
         ));
         assert!(
             d.contains(&format!(
-                "frozen - {} = -0.120 [-0.145, -0.095]",
+                "frozen - {} = -0.100 [-0.100, -0.100] (paired by seed, 3 seeds)",
                 control.label()
             )),
+            "{d}"
+        );
+        // Frozen - trained: 0.31 - 1.1, 0.32 - 1.2, 0.33 - 1.3 = -0.79, -0.88, -0.97 (sd 0.09):
+        // -0.88 +- 4.303 * 0.09 / sqrt(3) = [-1.104, -0.656].
+        let d = line("- gain at [MASK], seed means (nats per target): frozen 0.320");
+        assert!(
+            d.contains("frozen - trained = -0.880 [-1.104, -0.656] (paired by seed, 3 seeds)"),
             "{d}"
         );
     }

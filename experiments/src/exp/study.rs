@@ -1756,15 +1756,15 @@ fn kept(r: &TidyRow) -> bool {
 }
 
 impl Study {
-    /// What the study's models are, for the report beside its answers: the reference masked
-    /// LM's size (parameters counted from its initialisation), its training budget and corpus,
-    /// against the models the transformer measures come from; `config` names the file it
-    /// describes.
     /// The corpus's collocated pairs and their controls that every model is scored on.
     pub fn collocation_pairs(&self) -> &CollocationPairs {
         &self.pairs
     }
 
+    /// What the study's models are, for the report beside its answers: the reference masked
+    /// LM's size (parameters counted from its initialisation), its training budget and corpus,
+    /// against the models the transformer measures come from; `config` names the file it
+    /// describes.
     pub fn describe(&self, config: &str) -> String {
         use burn::module::Module;
         let (model, training) = self.variant(ModelId::Mlm, self.cfg.seeds[0]);
