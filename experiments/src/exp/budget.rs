@@ -234,7 +234,7 @@ pub fn read(out: &Path) -> anyhow::Result<Option<Vec<BudgetRow>>> {
 }
 
 /// Tokens as the report writes them: `2.1M`, `262k`.
-pub(crate) fn tokens(t: u64) -> String {
+fn tokens(t: u64) -> String {
     if t >= 1_000_000 {
         format!("{:.1}M", t as f64 / 1e6)
     } else {
@@ -244,7 +244,7 @@ pub(crate) fn tokens(t: u64) -> String {
 
 /// A change row as the report writes it: `; 4k - 2k: +0.120 [+0.050, +0.190], higher at 4k
 /// than at 2k` (or "lower", or "no change shown" where the interval holds 0).
-pub(crate) fn moved(c: &BudgetRow) -> String {
+fn moved(c: &BudgetRow) -> String {
     let (end, from) = (tokens(c.tokens_seen), tokens(c.from_tokens));
     let verdict = if c.lo > 0.0 {
         format!("higher at {end} than at {from}")
@@ -257,6 +257,50 @@ pub(crate) fn moved(c: &BudgetRow) -> String {
         "; {end} - {from}: {:+.3} [{:+.3}, {:+.3}], {verdict}",
         c.value, c.lo, c.hi
     )
+}
+
+/// How the report writes a value with its interval.
+fn interval(r: &BudgetRow) -> String {
+    format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi)
+}
+
+/// A curve as the report writes it, from its rows (`score` and `change`; others passed over):
+/// the seeds of its first point and `1k 0.100 [..], 2k 0.200 [..]; 2k - 1k: ...`, or `None`
+/// without a score.
+pub(crate) fn curve_text<'a>(
+    rows: impl IntoIterator<Item = &'a BudgetRow>,
+) -> Option<(usize, String)> {
+    points_text(rows, "score", "change", |_| String::new())
+}
+
+/// A difference between two tables as the report writes it: the seeds of its first point, and
+/// each point's interval with the side of 0 it lies on, then its change
+/// (`difference-change`); `None` without a point.
+pub(crate) fn difference_text<'a>(
+    rows: impl IntoIterator<Item = &'a BudgetRow>,
+) -> Option<(usize, String)> {
+    points_text(rows, "difference", "difference-change", |r| {
+        side_of_zero(r.lo, r.hi).map_or(String::new(), |s| format!(" ({s})"))
+    })
+}
+
+/// The rows of quantity `point` as `tokens interval<note>`, joined, then the `change` row.
+fn points_text<'a>(
+    rows: impl IntoIterator<Item = &'a BudgetRow>,
+    point: &str,
+    change: &str,
+    note: impl Fn(&BudgetRow) -> String,
+) -> Option<(usize, String)> {
+    let rows: Vec<&BudgetRow> = rows.into_iter().collect();
+    let points: Vec<&&BudgetRow> = rows.iter().filter(|r| r.quantity == point).collect();
+    let first = points.first()?;
+    let shown: Vec<String> = (points.iter())
+        .map(|r| format!("{} {}{}", tokens(r.tokens_seen), interval(r), note(r)))
+        .collect();
+    let after = (rows.iter())
+        .find(|r| r.quantity == change)
+        .map_or(String::new(), |c| moved(c));
+    Some((first.seeds, format!("{}{after}", shown.join(", "))))
 }
 
 /// The report's section: per benchmark, each table's score at every point and its change over
@@ -278,7 +322,6 @@ pub fn section(rows: &[BudgetRow], heading_prefix: &str) -> String {
         w,
         "Each table scored at every snapshot every seed reached, under one recipe (seed mean [95% interval over items and seeds]; word2vec trained to each snapshot's token count), and the last such point minus the first at or past half its tokens, on the same items and seeds, with its own interval: where it excludes 0 the answer was still moving over that stretch. Then the differences between tables the answers rest on, at every point both reached (seed s of one against seed s of the other, on the items both answer; \"above 0\" or \"below 0\" where the interval excludes 0), and how each difference moved over the second half of the budget: the four tables' contrast on the same items and seeds, with its own interval. word2vec's learning rate decays to 0 over each of its budgets (each point a run of its own, with the same seed) while a transformer's snapshot is taken mid-schedule, which favours word2vec at the intermediate points: a difference between word2vec and a transformer that shrinks over the second half is partly this schedule, not the budget alone.\n"
     );
-    let fmt = |r: &BudgetRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
     for bench in BENCHMARKS {
         let here: Vec<&BudgetRow> = rows.iter().filter(|r| r.benchmark == bench).collect();
         if here.is_empty() {
@@ -303,56 +346,20 @@ pub fn section(rows: &[BudgetRow], heading_prefix: &str) -> String {
                 .filter(|r| r.model == model && r.representation == rep)
                 .filter(|r| !r.quantity.starts_with("difference"))
                 .collect();
-            let curve: Vec<String> = mine
-                .iter()
-                .filter(|r| r.quantity == "score")
-                .map(|r| format!("{} {}", tokens(r.tokens_seen), fmt(r)))
-                .collect();
-            let seeds = mine.first().map_or(0, |r| r.seeds);
-            let change = mine
-                .iter()
-                .find(|r| r.quantity == "change")
-                .map_or(String::new(), |c| moved(c));
-            let _ = writeln!(
-                w,
-                "- {model} {rep} ({seeds} seeds): {}{change}",
-                curve.join(", ")
-            );
+            if let Some((seeds, curve)) = curve_text(mine.iter().map(|r| **r)) {
+                let _ = writeln!(w, "- {model} {rep} ({seeds} seeds): {curve}");
+            }
         }
         for ((ma, ra), (mb, rb), what) in TABLE_DIFFERENCES {
-            let points: Vec<&&BudgetRow> = here
-                .iter()
+            let pair: Vec<&BudgetRow> = (here.iter().copied())
                 .filter(|r| {
-                    r.quantity == "difference"
-                        && (r.model.as_str(), r.representation.as_str()) == (ma, ra)
+                    (r.model.as_str(), r.representation.as_str()) == (ma, ra)
                         && (r.other_model.as_str(), r.other_representation.as_str()) == (mb, rb)
                 })
                 .collect();
-            if points.is_empty() {
-                continue;
+            if let Some((seeds, text)) = difference_text(pair) {
+                let _ = writeln!(w, "- {what} ({seeds} seeds): {text}");
             }
-            let shown: Vec<String> = points
-                .iter()
-                .map(|r| {
-                    let sign =
-                        side_of_zero(r.lo, r.hi).map_or(String::new(), |s| format!(" ({s})"));
-                    format!("{} {}{sign}", tokens(r.tokens_seen), fmt(r))
-                })
-                .collect();
-            let change = here
-                .iter()
-                .find(|r| {
-                    r.quantity == "difference-change"
-                        && (r.model.as_str(), r.representation.as_str()) == (ma, ra)
-                        && (r.other_model.as_str(), r.other_representation.as_str()) == (mb, rb)
-                })
-                .map_or(String::new(), |c| moved(c));
-            let _ = writeln!(
-                w,
-                "- {what} ({} seeds): {}{change}",
-                points[0].seeds,
-                shown.join(", ")
-            );
         }
         let _ = writeln!(w);
     }

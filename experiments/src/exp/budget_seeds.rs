@@ -22,8 +22,7 @@ use std::path::Path;
 use analysis::evidence::{paired_seed_difference, seed_mean};
 use analysis::inference::Interval;
 
-use super::budget::{half_point, moved, tokens, BudgetRow};
-use super::comparisons::side_of_zero;
+use super::budget::{curve_text, difference_text, half_point, BudgetRow};
 use super::settings::{Cast, ModelId};
 use super::study::DynamicsRow;
 
@@ -411,7 +410,6 @@ pub fn section(rows: &[BudgetRow], cast: &Cast) -> String {
         return w;
     }
     let _ = writeln!(w, "**The answers measured once per seed**, from the snapshots' rows (`dynamics/dynamics.csv`): seed mean [95% t interval over seeds] at every snapshot every seed reached, and the last such point minus the first at or past half its tokens, the seeds' own changes with a t interval; then the differences between models the answers rest on, seed s against seed s (seed s of every transformer variant reads the rows in the same order, and masked-LM variants share their masks too), at every point both reached with every seed they share, and how each difference moved from the first point at or past half the last one's tokens to the last, paired the same way. No items stand behind these: the intervals carry the seeds, not the sampling of pairs, tokens or held-out text; each point's interval is read on its own (the points of a curve are not corrected for being read together).\n");
-    let fmt = |r: &BudgetRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
     for (i, measure) in MEASURES.iter().enumerate() {
         let here: Vec<&BudgetRow> = rows
             .iter()
@@ -426,56 +424,21 @@ pub fn section(rows: &[BudgetRow], cast: &Cast) -> String {
                 .iter()
                 .filter(|r| r.model == model.name() && r.other_model.is_empty())
                 .collect();
-            let curve: Vec<String> = mine
-                .iter()
-                .filter(|r| r.quantity == "score")
-                .map(|r| format!("{} {}", tokens(r.tokens_seen), fmt(r)))
-                .collect();
-            if curve.is_empty() {
-                continue;
+            if let Some((seeds, curve)) = curve_text(mine.iter().map(|r| **r)) {
+                let _ = writeln!(w, "- {} ({seeds} seeds): {curve}", model.label());
             }
-            let change = mine
-                .iter()
-                .find(|r| r.quantity == "change")
-                .map_or(String::new(), |c| moved(c));
-            let _ = writeln!(
-                w,
-                "- {} ({} seeds): {}{change}",
-                model.label(),
-                mine[0].seeds,
-                curve.join(", ")
-            );
         }
         for (j, a, b, what) in differences(cast) {
             if j != i {
                 continue;
             }
-            let of = |q: &'static str| {
-                here.iter().filter(move |r| {
-                    r.quantity == q && r.model == a.name() && r.other_model == b.name()
-                })
-            };
-            let shown: Vec<String> = of("difference")
-                .map(|r| {
-                    let sign =
-                        side_of_zero(r.lo, r.hi).map_or(String::new(), |s| format!(" ({s})"));
-                    format!("{} {}{sign}", tokens(r.tokens_seen), fmt(r))
-                })
+            let pair: Vec<&BudgetRow> = (here.iter().copied())
+                .filter(|r| r.model == a.name() && r.other_model == b.name())
                 .collect();
-            let Some(first) = of("difference").next() else {
-                continue;
-            };
-            let change = of("difference-change")
-                .next()
-                .map_or(String::new(), |c| moved(c));
-            let _ = writeln!(
-                w,
-                "- {} - {}, {what} ({} seeds): {}{change}",
-                a.label(),
-                b.label(),
-                first.seeds,
-                shown.join(", ")
-            );
+            if let Some((seeds, text)) = difference_text(pair) {
+                let (a, b) = (a.label(), b.label());
+                let _ = writeln!(w, "- {a} - {b}, {what} ({seeds} seeds): {text}");
+            }
         }
         let _ = writeln!(w);
     }
