@@ -217,14 +217,19 @@ pub fn question_pairs(set: &AnalogySet) -> Vec<Vec<usize>> {
 /// folded, as gensim scores): a word in many pairs (MEN's 3,000 pairs use 751 words) makes
 /// their cosines co-vary, so pairs resample through their words.
 pub fn pair_words(set: &SimilaritySet) -> Vec<Vec<usize>> {
+    word_units((set.pairs.iter()).map(|(x, y, _)| (x.to_lowercase(), y.to_lowercase())))
+}
+
+/// Each pair's two words as unit ids, numbered from 0 in order of first appearance.
+fn word_units<S: AsRef<str>>(pairs: impl IntoIterator<Item = (S, S)>) -> Vec<Vec<usize>> {
     let mut ids: HashMap<String, usize> = HashMap::new();
     let mut id = |x: &str| {
         let next = ids.len();
-        *ids.entry(x.to_lowercase()).or_insert(next)
+        *ids.entry(x.to_string()).or_insert(next)
     };
-    set.pairs
-        .iter()
-        .map(|(x, y, _)| vec![id(x), id(y)])
+    pairs
+        .into_iter()
+        .map(|(x, y)| vec![id(x.as_ref()), id(y.as_ref())])
         .collect()
 }
 
@@ -294,15 +299,9 @@ impl Evidence {
                 }
             }
         }
-        let mut ids: HashMap<String, usize> = HashMap::new();
-        let mut id = |w: &str| {
-            let next = ids.len();
-            *ids.entry(w.to_string()).or_insert(next)
-        };
-        let c: Vec<Vec<usize>> = (collocated.iter())
-            .map(|(x, y)| vec![id(x), id(y)])
-            .collect();
-        let m: Vec<Vec<usize>> = matched.iter().map(|(x, y)| vec![id(x), id(y)]).collect();
+        // One pool for both groups: collocated pairs first, then matched.
+        let mut c = word_units((collocated.iter().chain(matched)).map(|(x, y)| (x, y)));
+        let m = c.split_off(collocated.len());
         self.words.insert(COLLOCATED.to_string(), c);
         self.words.insert(MATCHED.to_string(), m);
         Ok(())

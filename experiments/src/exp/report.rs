@@ -1519,7 +1519,6 @@ fn contextuality_differences(src: &Sources, bench: &str, layers: &[usize]) -> Ve
         })
     };
     // x - y of the seeds both have, with its t interval; None under two seeds.
-    let paired = |x: Vec<(u64, f64)>, y: Vec<(u64, f64)>| paired_seed_difference(&x, &y);
     let mut layers = layers.to_vec();
     layers.sort_unstable();
     let (Some(&first), Some(&last)) = (layers.first(), layers.last()) else {
@@ -1541,7 +1540,9 @@ fn contextuality_differences(src: &Sources, bench: &str, layers: &[usize]) -> Ve
     for m in [ModelId::Mlm, src.cast.untied.0] {
         for (metric, what) in measures {
             for &(a, b) in &steps {
-                let Some((iv, k)) = paired(series(m, metric, a), series(m, metric, b)) else {
+                let Some((iv, k)) =
+                    paired_seed_difference(&series(m, metric, a), &series(m, metric, b))
+                else {
                     continue;
                 };
                 lines.push(format!(
@@ -1560,7 +1561,9 @@ fn contextuality_differences(src: &Sources, bench: &str, layers: &[usize]) -> Ve
     ];
     pairs.extend(src.cast.no_attention_untied.map(|c| (src.cast.untied.0, c)));
     for (a, b) in pairs {
-        let Some((iv, k)) = paired(series(a, metric, last), series(b, metric, last)) else {
+        let Some((iv, k)) =
+            paired_seed_difference(&series(a, metric, last), &series(b, metric, last))
+        else {
             continue;
         };
         lines.push(format!(
