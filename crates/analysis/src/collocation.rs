@@ -273,22 +273,32 @@ pub struct CollocationGaps {
     pub shared_pairs: usize,
 }
 
-/// [`CollocationGaps`] of one table, over `resamples` draws in which each group of pairs is
-/// resampled on its own (a two-sample bootstrap: the controls are not paired one to one with
-/// the pairs). How far another sample of pairs from the same text could move the gap, for one
-/// model; pairs share words, which the draws ignore, so the interval is if anything narrow.
+/// [`CollocationGaps`] of one table, each gap's 95% interval over `resamples` draws of the
+/// pairs through their words ([`crate::inference::item_and_seed_interval`] with one table, so
+/// no seed term): a frequent word stands in many collocated pairs, which then co-vary, so the
+/// pairs are not independent draws. A group and its matched controls are resampled from one
+/// pool of words (a word can stand in both; the groups' sizes vary a little between draws), as
+/// [`crate::evidence::Evidence::collocation_gap`] resamples the study's kept cosines. How far
+/// another sample of pairs from the same text could move the gap, for one model.
 pub fn collocation_gaps(
     vectors: &WordVectors,
     pairs: &CollocationPairs,
     resamples: usize,
     seed: u64,
 ) -> CollocationGaps {
-    let mut rng = crate::inference::SplitMix64::new(seed);
-    let mut gap = |a: &[(String, String)], b: &[(String, String)]| {
-        let (a, b) = (pair_cosines(vectors, a), pair_cosines(vectors, b));
-        let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
-        let estimate = mean(&a) - mean(&b);
-        if a.is_empty() || b.is_empty() {
+    let gap = |group: &[(String, String)], controls: &[(String, String)], seed: u64| {
+        // The pairs both of whose words are in the table, the group's first.
+        let (mut cosines, mut words, mut n_group) = (Vec::new(), Vec::new(), 0);
+        for (g, ps) in [group, controls].into_iter().enumerate() {
+            for (p, c) in ps.iter().zip(each_pair_cosine(vectors, ps)) {
+                if let Some(c) = c {
+                    cosines.push(c);
+                    words.push((p.0.as_str(), p.1.as_str()));
+                    n_group += usize::from(g == 0);
+                }
+            }
+        }
+        if n_group == 0 || n_group == cosines.len() {
             return Interval {
                 estimate: f64::NAN,
                 lo: f64::NAN,
@@ -296,21 +306,44 @@ pub fn collocation_gaps(
                 level: 0.95,
             };
         }
-        let mut draw = |xs: &[f64]| {
-            (0..xs.len())
-                .map(|_| xs[crate::inference::index(&mut rng, xs.len())])
-                .sum::<f64>()
-                / xs.len() as f64
-        };
-        let draws = (0..resamples).map(|_| draw(&a) - draw(&b)).collect();
-        crate::inference::percentile_interval(estimate, draws, 0.95)
+        let units = crate::inference::word_units(words);
+        let i = crate::inference::item_and_seed_interval(
+            &[cosines],
+            None,
+            units.len(),
+            Some(&units),
+            |x: &Vec<f64>, items| group_gap(x, items, n_group),
+            resamples,
+            seed,
+        );
+        // A gap lies in [-2, 2].
+        Interval {
+            lo: i.lo.max(-2.0),
+            hi: i.hi.min(2.0),
+            ..i
+        }
     };
     CollocationGaps {
-        collocated_minus_matched: gap(&pairs.pairs, &pairs.matched),
-        shared_minus_matched: gap(&pairs.shared_context, &pairs.shared_matched),
+        collocated_minus_matched: gap(&pairs.pairs, &pairs.matched, seed),
+        shared_minus_matched: gap(&pairs.shared_context, &pairs.shared_matched, seed ^ 1),
         collocated_pairs: pair_cosines(vectors, &pairs.pairs).len(),
         shared_pairs: pair_cosines(vectors, &pairs.shared_context).len(),
     }
+}
+
+/// The mean of `cosines` at the drawn `items` below `n_group` (a group of pairs) minus the
+/// mean at those from `n_group` on (their controls); NaN where a side drew nothing.
+pub fn group_gap(cosines: &[f64], items: &[usize], n_group: usize) -> f64 {
+    let (mut sum, mut n) = ([0.0; 2], [0usize; 2]);
+    for &i in items {
+        let g = usize::from(i >= n_group);
+        sum[g] += cosines[i];
+        n[g] += 1;
+    }
+    if n[0] == 0 || n[1] == 0 {
+        return f64::NAN;
+    }
+    sum[0] / n[0] as f64 - sum[1] / n[1] as f64
 }
 
 /// The difference of means of `a` and `b` as a z-score against the permutation null: the pooled
@@ -485,6 +518,47 @@ mod tests {
         assert_eq!(s.pairs, 1);
         assert!((s.collocated - 0.6).abs() < 1e-6);
         assert!(s.shuffled.is_nan());
+    }
+
+    #[test]
+    fn a_gap_resamples_pairs_through_their_words() {
+        // Five hub words, each in ten collocated pairs at its own cosine 0.1, 0.3, ..., 0.9;
+        // fifty matched pairs of distinct words at cosine 0. The gap is 0.5, and what moves it
+        // is which hubs are drawn: through the words its variance is the hubs' (the dyadic-robust
+        // sum (sum_h (10 r_h)^2) / 50^2 = 100 * 0.4 / 2500 = 0.016, a 95% half-width of
+        // 1.96 * 0.126 = 0.248); as fifty independent pairs it would be 0.4 / 2500 (0.078).
+        let (mut words, mut data, mut pairs, mut matched) = (vec![], vec![], vec![], vec![]);
+        let mut push = |name: String, theta: f64| {
+            words.push(name);
+            data.extend([theta.cos() as f32, theta.sin() as f32]);
+        };
+        for h in 0..5 {
+            let hub = format!("h{h}");
+            push(hub.clone(), 0.0);
+            for k in 0..10 {
+                let x = format!("x{h}_{k}");
+                push(x.clone(), (0.1 + 0.2 * h as f64).acos());
+                pairs.push((hub.clone(), x));
+            }
+        }
+        for k in 0..50 {
+            let (a, b) = (format!("m{k}a"), format!("m{k}b"));
+            push(a.clone(), 0.0);
+            push(b.clone(), std::f64::consts::FRAC_PI_2);
+            matched.push((a, b));
+        }
+        let v = WordVectors::new(words, 2, data);
+        let pairs = CollocationPairs {
+            pairs,
+            shuffled: vec![],
+            matched,
+            shared_context: vec![],
+            shared_matched: vec![],
+            excluded: 0,
+        };
+        let c = collocation_gaps(&v, &pairs, 4000, 3).collocated_minus_matched;
+        assert!((c.estimate - 0.5).abs() < 1e-6, "{c:?}");
+        assert!(((c.hi - c.lo) / 2.0 - 0.248).abs() < 0.03, "{c:?}");
     }
 
     #[test]

@@ -33,8 +33,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::inference::t975;
 use crate::inference::{
-    item_and_seed_interval, mcnemar_exact, permutation_band, spearman_at, Interval, RankedPairs,
-    SplitMix64,
+    item_and_seed_interval, mcnemar_exact, permutation_band, spearman_at, word_units, Interval,
+    RankedPairs, SplitMix64,
 };
 use crate::{AnalogySet, SimilaritySet};
 
@@ -218,19 +218,6 @@ pub fn question_pairs(set: &AnalogySet) -> Vec<Vec<usize>> {
 /// their cosines co-vary, so pairs resample through their words.
 pub fn pair_words(set: &SimilaritySet) -> Vec<Vec<usize>> {
     word_units((set.pairs.iter()).map(|(x, y, _)| (x.to_lowercase(), y.to_lowercase())))
-}
-
-/// Each pair's two words as unit ids, numbered from 0 in order of first appearance.
-fn word_units<S: AsRef<str>>(pairs: impl IntoIterator<Item = (S, S)>) -> Vec<Vec<usize>> {
-    let mut ids: HashMap<String, usize> = HashMap::new();
-    let mut id = |x: &str| {
-        let next = ids.len();
-        *ids.entry(x.to_string()).or_insert(next)
-    };
-    pairs
-        .into_iter()
-        .map(|(x, y)| vec![id(x.as_ref()), id(y.as_ref())])
-        .collect()
 }
 
 impl Evidence {
@@ -593,18 +580,7 @@ impl Evidence {
                 })
                 .collect()
         };
-        let gap = |x: &Vec<f64>, items: &[usize]| {
-            let (mut sum, mut n) = ([0.0; 2], [0usize; 2]);
-            for &i in items {
-                let g = usize::from(i >= n_c);
-                sum[g] += x[i];
-                n[g] += 1;
-            }
-            if n[0] == 0 || n[1] == 0 {
-                return f64::NAN;
-            }
-            sum[0] / n[0] as f64 - sum[1] / n[1] as f64
-        };
+        let gap = |x: &Vec<f64>, items: &[usize]| crate::collocation::group_gap(x, items, n_c);
         let da = data(a);
         let db = b.map(data);
         let n = n_c + matched.len();

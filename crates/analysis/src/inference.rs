@@ -237,6 +237,20 @@ impl Units {
     }
 }
 
+/// Each pair's two words as unit ids for [`item_and_seed_interval`], numbered from 0 in order
+/// of first appearance.
+pub fn word_units<S: AsRef<str>>(pairs: impl IntoIterator<Item = (S, S)>) -> Vec<Vec<usize>> {
+    let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut id = |x: &str| {
+        let next = ids.len();
+        *ids.entry(x.to_string()).or_insert(next)
+    };
+    pairs
+        .into_iter()
+        .map(|(x, y)| vec![id(x.as_ref()), id(y.as_ref())])
+        .collect()
+}
+
 /// The units of each item renumbered `0..` in order of first use (a subset of a benchmark's
 /// items leaves others out, and a resample draws as many units as the items use), a unit
 /// named twice in one item counted once, and, where some item has two units, every item with

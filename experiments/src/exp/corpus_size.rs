@@ -116,6 +116,10 @@ pub struct SizeRow {
     pub other_model: String,
     #[serde(default)]
     pub other_representation: String,
+    /// The pooled layer a `best_layer_minus_embedding` row read (chosen on the dev half);
+    /// empty otherwise.
+    #[serde(default)]
+    pub layer: Option<usize>,
 }
 
 /// `--exp corpus-size`.
@@ -157,6 +161,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             );
         }
         let tokens = study.corpus.encoded.n_tokens() as u64;
+        rows.extend(
+            pooled_and_collocations(
+                i,
+                &arm.label,
+                tokens,
+                &items,
+                &study.benchmarks,
+                Some(study.collocation_pairs()),
+            )
+            .with_context(|| arm_name.clone())?,
+        );
         rows.extend(summarise(
             i,
             &arm.label,
@@ -177,6 +192,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if let Some(b) = &benchmarks {
         rows.extend(change_with_size(&per_arm, b));
     }
+    let changes = collocation_change_with_size(&rows);
+    rows.extend(changes);
     let out = args.out.join("corpus-size").join("summary.csv");
     output::write_csv(&out, &rows)?;
     println!("{}", section(&rows));
@@ -271,6 +288,7 @@ pub fn summarise(
         items: 0,
         other_model: String::new(),
         other_representation: String::new(),
+        layer: None,
     };
     let with = |mut r: SizeRow, iv: &Interval, seeds: usize, items: usize| {
         (r.value, r.lo, r.hi, r.seeds, r.items) = (iv.estimate, iv.lo, iv.hi, seeds, items);
@@ -358,6 +376,185 @@ pub fn summarise(
     rows
 }
 
+/// One arm's pooled layers and collocation gaps.
+///
+/// * Each masked LM's best aggregated layer minus its (input) embedding, per benchmark
+///   (quantity `best_layer_minus_embedding`, representation `aggregated`, `layer` the one
+///   read): the layer with the highest seed mean on the dev half of the pairs, the difference
+///   scored on the test half, as the round's similarity comparison reads it. Each size chooses
+///   its own layer, so no change between sizes is computed for it.
+/// * Each table's collocation gap, the mean cosine of the corpus's collocated pairs minus that
+///   of frequency-matched pairs (benchmark `collocation`, quantity `collocation_gap`,
+///   [`Evidence::collocation_gap`]), and its difference from the untrained embedding and
+///   between the tables of [`TABLE_DIFFERENCES`] (`gap_minus_untrained`, `gap_minus_other`:
+///   seed s against seed s, on the pairs both have). The pairs are the arm's own corpus's,
+///   resampled through their words where `collocations` gives them (as independent draws
+///   otherwise); an error where the kept cosines are not those pairs'.
+///
+/// Rows resting on fewer than two seeds are left out, as in [`summarise`].
+pub fn pooled_and_collocations(
+    arm: usize,
+    label: &str,
+    tokens: u64,
+    items: &[ItemRow],
+    benchmarks: &Benchmarks,
+    collocations: Option<&analysis::collocation::CollocationPairs>,
+) -> anyhow::Result<Vec<SizeRow>> {
+    let mut evidence = super::evidence::from_rows(items.to_vec(), benchmarks);
+    if let Some(p) = collocations {
+        evidence
+            .set_collocation_words(&p.pairs, &p.matched)
+            .map_err(|e| anyhow::anyhow!("arm {label:?}: {e}"))?;
+    }
+    let row = |model: &str, rep: &str, benchmark: &str, quantity: &str, iv: &Interval| SizeRow {
+        arm,
+        label: label.into(),
+        tokens,
+        model: model.into(),
+        representation: rep.into(),
+        benchmark: benchmark.into(),
+        quantity: quantity.into(),
+        value: iv.estimate,
+        lo: iv.lo,
+        hi: iv.hi,
+        seeds: 0,
+        items: 0,
+        other_model: String::new(),
+        other_representation: String::new(),
+        layer: None,
+    };
+    let mut rows = Vec::new();
+    for model in GAIN_MODELS {
+        let embedding = Rep::new(model, "embedding", None);
+        for bench in BENCHMARKS {
+            let Some(l) = evidence.best_layer(model, "aggregated", bench) else {
+                continue;
+            };
+            let layer = Rep::new(model, "aggregated", Some(l));
+            let Some(d) = evidence.difference(&layer, &embedding, bench, Half::Test) else {
+                continue;
+            };
+            if d.seeds.len() >= 2 {
+                rows.push(SizeRow {
+                    seeds: d.seeds.len(),
+                    items: d.a.items,
+                    other_model: model.into(),
+                    other_representation: "embedding".into(),
+                    layer: Some(l),
+                    ..row(
+                        model,
+                        "aggregated",
+                        bench,
+                        "best_layer_minus_embedding",
+                        &d.diff,
+                    )
+                });
+            }
+        }
+    }
+    let reference = Rep::new(REFERENCE.0, REFERENCE.1, None);
+    let mut read: Vec<(&str, &str)> = READ.iter().map(|r| (r.0, r.1)).collect();
+    read.push(REFERENCE);
+    let mut gaps: Vec<(Rep, Option<Rep>, &str)> = Vec::new();
+    for (model, representation) in read {
+        let rep = Rep::new(model, representation, None);
+        gaps.push((rep.clone(), None, "collocation_gap"));
+        if (model, representation) != REFERENCE {
+            gaps.push((rep, Some(reference.clone()), "gap_minus_untrained"));
+        }
+    }
+    for ((ma, ra), (mb, rb), _) in TABLE_DIFFERENCES {
+        let other = Rep::new(mb, rb, None);
+        gaps.push((Rep::new(ma, ra, None), Some(other), "gap_minus_other"));
+    }
+    for (a, b, quantity) in gaps {
+        let seeds = evidence.collocation_seeds(&a, b.as_ref()).len();
+        let Some(g) = evidence.collocation_gap(&a, b.as_ref()) else {
+            continue;
+        };
+        if seeds < 2 {
+            continue;
+        }
+        let (om, or) = b.map_or((String::new(), String::new()), |b| {
+            (b.model.clone(), b.representation.clone())
+        });
+        rows.push(SizeRow {
+            seeds,
+            items: g.items,
+            other_model: if quantity == "gap_minus_other" {
+                om
+            } else {
+                String::new()
+            },
+            other_representation: if quantity == "gap_minus_other" {
+                or
+            } else {
+                String::new()
+            },
+            ..row(
+                &a.model,
+                &a.representation,
+                "collocation",
+                quantity,
+                &g.interval,
+            )
+        });
+    }
+    rows.retain(|r| r.value.is_finite() && r.lo.is_finite() && r.hi.is_finite());
+    Ok(rows)
+}
+
+/// How each table's collocation gap moves with the corpus: the largest arm's gap minus each
+/// smaller arm's (quantity `largest_minus_this`, benchmark `collocation`, on the smaller arm's
+/// row). The sizes' pairs differ (each corpus has its own collocations), so the two gaps are
+/// not read on shared items: they are independent estimates (other text, models trained
+/// apart), and the difference's 95% half-width is the two half-widths combined in quadrature
+/// (each carries its own pairs and seeds): with equal t quantiles this is wide, never narrow, for
+/// the difference's Welch df would be larger.
+pub fn collocation_change_with_size(rows: &[SizeRow]) -> Vec<SizeRow> {
+    let gap = |arm: usize, model: &str, rep: &str| {
+        rows.iter().find(|r| {
+            r.arm == arm
+                && r.model == model
+                && r.representation == rep
+                && r.benchmark == "collocation"
+                && r.quantity == "collocation_gap"
+        })
+    };
+    let Some(largest) = rows.iter().map(|r| r.arm).max() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for big in rows.iter().filter(|r| {
+        r.arm == largest && r.benchmark == "collocation" && r.quantity == "collocation_gap"
+    }) {
+        let mut arms: Vec<usize> = rows
+            .iter()
+            .map(|r| r.arm)
+            .filter(|&a| a < largest)
+            .collect();
+        arms.sort_unstable();
+        arms.dedup();
+        for a in arms {
+            let Some(small) = gap(a, &big.model, &big.representation) else {
+                continue;
+            };
+            let half = |r: &SizeRow| (r.hi - r.lo) / 2.0;
+            let value = big.value - small.value;
+            let h = half(big).hypot(half(small));
+            out.push(SizeRow {
+                value,
+                lo: value - h,
+                hi: value + h,
+                quantity: "largest_minus_this".into(),
+                seeds: big.seeds.min(small.seeds),
+                ..small.clone()
+            });
+        }
+    }
+    out
+}
+
 /// One arm's kept per-item outcomes, for the differences between sizes.
 pub struct ArmItems {
     pub arm: usize,
@@ -434,6 +631,7 @@ pub fn change_with_size(arms: &[ArmItems], benchmarks: &Benchmarks) -> Vec<SizeR
                         items: d.a.items,
                         other_model: String::new(),
                         other_representation: String::new(),
+                        layer: None,
                     });
                 }
             }
@@ -473,6 +671,7 @@ pub fn change_with_size(arms: &[ArmItems], benchmarks: &Benchmarks) -> Vec<SizeR
                     items: c.change.items,
                     other_model: mb.into(),
                     other_representation: rb.into(),
+                    layer: None,
                 });
             }
         }
@@ -520,6 +719,7 @@ pub fn change_with_size(arms: &[ArmItems], benchmarks: &Benchmarks) -> Vec<SizeR
                 items: 0,
                 other_model: String::new(),
                 other_representation: String::new(),
+                layer: None,
             });
         }
     }
@@ -738,7 +938,136 @@ pub fn section(rows: &[SizeRow]) -> String {
         let _ = writeln!(w, "- {model}: {}{changes}", cells.join("; "));
     }
     let _ = writeln!(w);
+    pooled_section(&mut w, rows, &arms);
+    collocation_section(&mut w, rows, &arms);
     w
+}
+
+/// The section's pooled layers: each masked LM's best aggregated layer minus its embedding at
+/// each size.
+fn pooled_section(w: &mut String, rows: &[SizeRow], arms: &[(usize, String, u64)]) {
+    let found = |arm: usize, model: &str, bench: &str| {
+        rows.iter().find(|r| {
+            r.arm == arm
+                && r.model == model
+                && r.benchmark == bench
+                && r.quantity == "best_layer_minus_embedding"
+        })
+    };
+    if !rows
+        .iter()
+        .any(|r| r.quantity == "best_layer_minus_embedding")
+    {
+        return;
+    }
+    let _ = writeln!(
+        w,
+        "**Pooled layers: the best aggregated layer minus the embedding matrix (input embedding with an untied head)**, each size choosing its layer on the dev half of a benchmark's pairs and scored on the test half (seed mean [95% interval over pairs and seeds], seed s against seed s; n test pairs). Each size chooses its own layer, so no change between sizes is computed.\n"
+    );
+    for model in GAIN_MODELS {
+        for bench in BENCHMARKS {
+            let cells: Vec<String> = arms
+                .iter()
+                .map(|(arm, label, _)| match found(*arm, model, bench) {
+                    Some(r) => format!(
+                        "{label} layer {} {:.3} [{:.3}, {:.3}] (n {}, {} seeds): {}",
+                        r.layer.map_or("?".into(), |l| l.to_string()),
+                        r.value,
+                        r.lo,
+                        r.hi,
+                        r.items,
+                        r.seeds,
+                        verdict(r)
+                    ),
+                    None => format!("{label} not measured"),
+                })
+                .collect();
+            let _ = writeln!(w, "- {model}, {bench}: {}", cells.join("; "));
+        }
+    }
+    let _ = writeln!(w);
+}
+
+/// The section's collocations: each table's gap at each size, against the untrained model,
+/// its change to the largest size, and the comparisons between tables.
+fn collocation_section(w: &mut String, rows: &[SizeRow], arms: &[(usize, String, u64)]) {
+    let get = |arm: usize, model: &str, rep: &str, q: &str| {
+        rows.iter().find(|r| {
+            r.arm == arm
+                && r.model == model
+                && r.representation == rep
+                && r.benchmark == "collocation"
+                && r.quantity == q
+        })
+    };
+    if !rows.iter().any(|r| r.benchmark == "collocation") {
+        return;
+    }
+    let fmt = |r: &SizeRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
+    let _ = writeln!(
+        w,
+        "**Collocations: collocated minus frequency-matched pairs' mean cosine** (each size's own corpus gives its own pairs; seed mean [95% interval over the pairs, resampled through their words, and the seeds]; minus the untrained model of the same size and seed on the same pairs; n collocated and matched pairs read). The change from a smaller size to the largest is the difference of two independent estimates (other pairs, other text, models trained apart), its half-width the two half-widths combined in quadrature.\n"
+    );
+    let largest = &arms[arms.len() - 1];
+    let smaller = &arms[..arms.len() - 1];
+    let changes: String = smaller
+        .iter()
+        .map(|a| format!(" {} - {} |", largest.1, a.1))
+        .collect();
+    let header: Vec<&str> = arms.iter().map(|a| a.1.as_str()).collect();
+    let _ = writeln!(w, "| table | {} |{changes}", header.join(" | "));
+    let _ = writeln!(
+        w,
+        "|---|{}{}",
+        "---|".repeat(arms.len()),
+        "---|".repeat(smaller.len())
+    );
+    let mut read: Vec<(&str, &str, &str)> = READ.to_vec();
+    read.push((REFERENCE.0, REFERENCE.1, "untrained model: embedding"));
+    for (model, rep, name) in read {
+        let cells: Vec<String> = arms
+            .iter()
+            .map(|(arm, _, _)| {
+                match (
+                    get(*arm, model, rep, "collocation_gap"),
+                    get(*arm, model, rep, "gap_minus_untrained"),
+                ) {
+                    (Some(g), Some(d)) => {
+                        format!("{} (n {}); - untrained {}", fmt(g), g.items, fmt(d))
+                    }
+                    (Some(g), None) => format!("{} (n {})", fmt(g), g.items),
+                    _ => "not measured".into(),
+                }
+            })
+            .collect();
+        let change: String = smaller
+            .iter()
+            .map(|a| match get(a.0, model, rep, "largest_minus_this") {
+                Some(r) => format!(" {}: {} |", fmt(r), verdict(r)),
+                None => " - |".into(),
+            })
+            .collect();
+        let _ = writeln!(w, "| {name} | {} |{change}", cells.join(" | "));
+    }
+    let _ = writeln!(w);
+    for ((ma, ra), (mb, rb), what) in TABLE_DIFFERENCES {
+        let cells: Vec<String> = arms
+            .iter()
+            .map(|(arm, label, _)| {
+                match rows.iter().find(|r| {
+                    r.arm == *arm
+                        && (r.model.as_str(), r.representation.as_str()) == (ma, ra)
+                        && (r.other_model.as_str(), r.other_representation.as_str()) == (mb, rb)
+                        && r.quantity == "gap_minus_other"
+                }) {
+                    Some(r) => format!("{label} {} ({} seeds): {}", fmt(r), r.seeds, verdict(r)),
+                    None => format!("{label} not measured"),
+                }
+            })
+            .collect();
+        let _ = writeln!(w, "- gap, {what}: {}", cells.join("; "));
+    }
+    let _ = writeln!(w);
 }
 
 /// Whether a difference's interval excludes 0, in words.
@@ -1172,5 +1501,216 @@ mod tests {
     #[test]
     fn no_rows_say_how_to_measure() {
         assert!(section(&[]).contains("--exp corpus-size"));
+    }
+
+    /// Per-item rows for one seed: a table's cosines on WS-353 (following the human scores or
+    /// noise) or its collocated and matched pairs' cosines.
+    fn cosine_row(
+        model: &str,
+        rep: &str,
+        layer: Option<usize>,
+        bench: &str,
+        kind: &str,
+        seed: u64,
+        cos: &[f64],
+    ) -> ItemRow {
+        let cos: Vec<Option<f64>> = cos.iter().map(|&c| Some(c)).collect();
+        ItemRow {
+            model: model.into(),
+            representation: rep.into(),
+            layer,
+            benchmark: bench.into(),
+            kind: kind.into(),
+            seed: Some(seed),
+            values: crate::output::encode_cosines(&cos),
+        }
+    }
+
+    #[test]
+    fn the_best_pooled_layer_is_chosen_on_dev_and_read_against_the_embedding() {
+        let benchmarks = super::super::eval::benchmarks(&[]).unwrap();
+        let ws = (benchmarks.similarity.iter())
+            .find(|s| s.name == "WS-353-ALL")
+            .unwrap();
+        let noise = |i: usize, salt: u64| {
+            analysis::inference::SplitMix64::new(i as u64 ^ (salt << 32)).next_f32() as f64
+        };
+        let mut items = Vec::new();
+        for seed in [1u64, 2, 3] {
+            let follows: Vec<f64> = (ws.pairs.iter().enumerate())
+                .map(|(i, p)| p.2 / 10.0 + 0.1 * noise(i, seed))
+                .collect();
+            let random = |salt: u64| -> Vec<f64> {
+                (0..ws.pairs.len())
+                    .map(|i| noise(i, seed * 10 + salt))
+                    .collect()
+            };
+            for (rep, layer, cos) in [
+                ("embedding", None, random(1)),
+                ("aggregated", Some(0), random(2)),
+                ("aggregated", Some(1), follows),
+                ("aggregated", Some(2), random(3)),
+            ] {
+                items.push(cosine_row(
+                    "transformer-mlm",
+                    rep,
+                    layer,
+                    "WS-353-ALL",
+                    "cosine",
+                    seed,
+                    &cos,
+                ));
+            }
+        }
+        let rows = pooled_and_collocations(0, "all", 4000, &items, &benchmarks, None).unwrap();
+        let r: Vec<&SizeRow> = rows
+            .iter()
+            .filter(|r| r.quantity == "best_layer_minus_embedding")
+            .collect();
+        assert_eq!(r.len(), 1, "{rows:?}");
+        let r = r[0];
+        assert_eq!(
+            (r.layer, r.seeds, r.benchmark.as_str()),
+            (Some(1), 3, "WS-353-ALL")
+        );
+        assert_eq!(
+            (r.other_model.as_str(), r.other_representation.as_str()),
+            ("transformer-mlm", "embedding")
+        );
+        // Scored on the test half: about half the pairs, the layer far above noise.
+        assert!(r.items > 100 && r.items < 200, "{r:?}");
+        assert!(r.lo > 0.5, "{r:?}");
+        assert!(section(&rows).contains("transformer-mlm, WS-353-ALL: all layer 1 "));
+    }
+
+    #[test]
+    fn collocation_gaps_are_read_per_size_against_the_untrained_model_and_between_sizes() {
+        let benchmarks = super::super::eval::benchmarks(&[]).unwrap();
+        let pairs: Vec<(String, String)> = (0..40)
+            .map(|k| (format!("a{k}"), format!("b{}", k % 8)))
+            .collect();
+        let matched: Vec<(String, String)> = (0..40)
+            .map(|k| (format!("c{k}"), format!("d{k}")))
+            .collect();
+        let arm = |gap: f64| -> Vec<ItemRow> {
+            let mut items = Vec::new();
+            for seed in [1u64, 2, 3] {
+                let jitter = 0.01 * seed as f64;
+                for (model, rep, g) in [
+                    ("transformer-mlm", "embedding", gap),
+                    ("transformer-untrained", "embedding", 0.0),
+                ] {
+                    let c: Vec<f64> = (0..40)
+                        .map(|k| 0.1 + g + jitter + 0.02 * (k % 8) as f64)
+                        .collect();
+                    let m: Vec<f64> = (0..40).map(|k| 0.1 + 0.01 * (k % 5) as f64).collect();
+                    items.push(cosine_row(
+                        model,
+                        rep,
+                        None,
+                        "collocation",
+                        "collocated",
+                        seed,
+                        &c,
+                    ));
+                    items.push(cosine_row(
+                        model,
+                        rep,
+                        None,
+                        "collocation",
+                        "matched",
+                        seed,
+                        &m,
+                    ));
+                }
+            }
+            items
+        };
+        let cp = analysis::collocation::CollocationPairs {
+            pairs: pairs.clone(),
+            shuffled: vec![],
+            matched: matched.clone(),
+            shared_context: vec![],
+            shared_matched: vec![],
+            excluded: 0,
+        };
+        let mut rows =
+            pooled_and_collocations(0, "a quarter", 1000, &arm(0.1), &benchmarks, Some(&cp))
+                .unwrap();
+        rows.extend(
+            pooled_and_collocations(1, "all", 4000, &arm(0.3), &benchmarks, Some(&cp)).unwrap(),
+        );
+        let get = |arm: usize, model: &str, q: &str| {
+            rows.iter()
+                .find(|r| {
+                    r.arm == arm
+                        && r.model == model
+                        && r.benchmark == "collocation"
+                        && r.quantity == q
+                })
+                .unwrap_or_else(|| panic!("{arm} {model} {q}: {rows:?}"))
+                .clone()
+        };
+        // Collocated cosines 0.1 + gap + 0.01 seed + 0.02 (k mod 8) (mean 0.07 over k), matched
+        // 0.1 + 0.01 (k mod 5) (mean 0.02): the seed mean gap is gap + 0.02 + 0.05.
+        let g = get(1, "transformer-mlm", "collocation_gap");
+        assert!(
+            (g.value - 0.37).abs() < 1e-9 && g.lo < 0.37 && g.hi > 0.37,
+            "{g:?}"
+        );
+        assert_eq!((g.seeds, g.items), (3, 80));
+        let u = get(1, "transformer-untrained", "collocation_gap");
+        assert!((u.value - 0.07).abs() < 1e-9, "{u:?}");
+        // Seed s against seed s: the jitter cancels, the difference is the planted gap.
+        let d = get(1, "transformer-mlm", "gap_minus_untrained");
+        assert!((d.value - 0.3).abs() < 1e-9 && d.lo > 0.0, "{d:?}");
+        // Between sizes: 0.37 - 0.17, half-widths in quadrature.
+        let changes = collocation_change_with_size(&rows);
+        let c = changes
+            .iter()
+            .find(|r| r.model == "transformer-mlm" && r.arm == 0)
+            .unwrap();
+        let small = get(0, "transformer-mlm", "collocation_gap");
+        let h = ((g.hi - g.lo) / 2.0).hypot((small.hi - small.lo) / 2.0);
+        assert!((c.value - 0.2).abs() < 1e-9, "{c:?}");
+        assert!(
+            (c.lo - (0.2 - h)).abs() < 1e-12 && (c.hi - (0.2 + h)).abs() < 1e-12,
+            "{c:?}"
+        );
+        assert_eq!(
+            (c.quantity.as_str(), c.label.as_str()),
+            ("largest_minus_this", "a quarter")
+        );
+        // Resampled through the words: eight b-words carry the collocated pairs' spread, so
+        // the interval is wider than as independent pairs.
+        let apart = pooled_and_collocations(1, "all", 4000, &arm(0.3), &benchmarks, None).unwrap();
+        let a = apart
+            .iter()
+            .find(|r| r.model == "transformer-mlm" && r.quantity == "collocation_gap")
+            .unwrap();
+        assert!(g.hi - g.lo > 1.5 * (a.hi - a.lo), "{g:?} {a:?}");
+        let mut all = rows.clone();
+        all.extend(changes);
+        let text = section(&all);
+        assert!(
+            text.contains("**Collocations: collocated minus frequency-matched"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| masked LM, tied head: embedding | 0.170 ["),
+            "{text}"
+        );
+        // Pairs that are not the kept cosines' are refused, naming the arm.
+        let short = analysis::collocation::CollocationPairs {
+            pairs: pairs[..39].to_vec(),
+            ..cp
+        };
+        let e = pooled_and_collocations(1, "all", 4000, &arm(0.3), &benchmarks, Some(&short))
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("arm \"all\"")
+                && e.to_string().contains("40 pairs' cosines, but 39"),
+            "{e}"
+        );
     }
 }
