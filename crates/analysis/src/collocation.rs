@@ -261,7 +261,7 @@ pub fn collocation_score(vectors: &WordVectors, pairs: &CollocationPairs) -> Col
 }
 
 /// The effect sizes of a table's collocation measures: mean cosine differences with 95%
-/// percentile intervals over the pairs.
+/// normal intervals over the pairs, resampled through their words ([`collocation_gaps`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CollocationGaps {
     /// Collocated minus frequency-matched pairs' mean cosine.
@@ -277,7 +277,8 @@ pub struct CollocationGaps {
 /// pairs through their words ([`crate::inference::item_and_seed_interval`] with one table, so
 /// no seed term): a frequent word stands in many collocated pairs, which then co-vary, so the
 /// pairs are not independent draws. A group and its matched controls are resampled from one
-/// pool of words (a word can stand in both; the groups' sizes vary a little between draws), as
+/// pool of words (a word can stand in both; the groups' sizes vary between draws, more so where
+/// a few words stand in many pairs), as
 /// [`crate::evidence::Evidence::collocation_gap`] resamples the study's kept cosines. How far
 /// another sample of pairs from the same text could move the gap, for one model.
 pub fn collocation_gaps(
@@ -316,10 +317,10 @@ pub fn collocation_gaps(
             resamples,
             seed,
         );
-        // A gap lies in [-2, 2].
+        // A gap lies in [-2, 2]; an undefined bound stays so (clamp keeps NaN).
         Interval {
-            lo: i.lo.max(-2.0),
-            hi: i.hi.min(2.0),
+            lo: i.lo.clamp(-2.0, 2.0),
+            hi: i.hi.clamp(-2.0, 2.0),
             ..i
         }
     };
@@ -522,22 +523,24 @@ mod tests {
 
     #[test]
     fn a_gap_resamples_pairs_through_their_words() {
-        // Five hub words, each in ten collocated pairs at its own cosine 0.1, 0.3, ..., 0.9;
-        // fifty matched pairs of distinct words at cosine 0. The gap is 0.5, and what moves it
-        // is which hubs are drawn: through the words its variance is the hubs' (the dyadic-robust
-        // sum (sum_h (10 r_h)^2) / 50^2 = 100 * 0.4 / 2500 = 0.016, a 95% half-width of
-        // 1.96 * 0.126 = 0.248); as fifty independent pairs it would be 0.4 / 2500 (0.078).
+        // Twenty hub words, each in four collocated pairs at its own cosine 0.05 + 0.045 h
+        // (h = 0..19, mean 0.4775); fifty matched pairs of distinct words at cosine 0. What
+        // moves the gap is which hubs are drawn: through the words its variance is the hubs'
+        // (the dyadic-robust sum over hubs of (4 r_h)^2 / 80^2 = sum_h r_h^2 / 400, with
+        // sum_h r_h^2 = 0.045^2 * 665 = 1.3466: 0.003367, a 95% half-width of
+        // 1.96 * 0.0580 = 0.114). Without the two-unit correction, (16 + 2 * 4) / 16 times
+        // that variance (0.139); as eighty independent pairs, 4 * 1.3466 / 80^2 (0.057).
         let (mut words, mut data, mut pairs, mut matched) = (vec![], vec![], vec![], vec![]);
         let mut push = |name: String, theta: f64| {
             words.push(name);
             data.extend([theta.cos() as f32, theta.sin() as f32]);
         };
-        for h in 0..5 {
+        for h in 0..20 {
             let hub = format!("h{h}");
             push(hub.clone(), 0.0);
-            for k in 0..10 {
+            for k in 0..4 {
                 let x = format!("x{h}_{k}");
-                push(x.clone(), (0.1 + 0.2 * h as f64).acos());
+                push(x.clone(), (0.05 + 0.045 * h as f64).acos());
                 pairs.push((hub.clone(), x));
             }
         }
@@ -557,8 +560,14 @@ mod tests {
             excluded: 0,
         };
         let c = collocation_gaps(&v, &pairs, 4000, 3).collocated_minus_matched;
-        assert!((c.estimate - 0.5).abs() < 1e-6, "{c:?}");
-        assert!(((c.hi - c.lo) / 2.0 - 0.248).abs() < 0.03, "{c:?}");
+        assert!((c.estimate - 0.4775).abs() < 1e-6, "{c:?}");
+        assert!(((c.hi - c.lo) / 2.0 - 0.114).abs() < 0.008, "{c:?}");
+        // One resample gives no variance: the interval is undefined, not [-2, 2].
+        let one = collocation_gaps(&v, &pairs, 1, 3).collocated_minus_matched;
+        assert!(
+            one.estimate == c.estimate && one.lo.is_nan() && one.hi.is_nan(),
+            "{one:?}"
+        );
     }
 
     #[test]

@@ -534,7 +534,8 @@ impl Evidence {
     /// Collocated minus frequency-matched pairs' mean cosine (the effect size of co-occurrence
     /// on a table, [`crate::collocation`]) of `a`, or its difference from `b` on the same pairs,
     /// as the seed mean with an item-and-seed interval: the pairs of both groups resampled
-    /// together (a two-sample bootstrap whose group sizes vary a little between draws), through
+    /// together (a two-sample bootstrap whose group sizes vary between draws, more so where a few
+    /// words stand in many pairs), through
     /// their words where [`Evidence::set_collocation_words`] gave them and they are as many as
     /// the kept cosines (as independent draws otherwise), and the seeds' spread at the seed count's degrees
     /// of freedom, as for every other score. The cosines are kept under [`COLLOCATED`] and
