@@ -526,8 +526,8 @@ mod tests {
         // Twenty hub words, each in four collocated pairs at its own cosine 0.05 + 0.045 h
         // (h = 0..19, mean 0.4775); fifty matched pairs of distinct words at cosine 0. What
         // moves the gap is which hubs are drawn: through the words its variance is the hubs'
-        // (the dyadic-robust sum over hubs of (4 r_h)^2 / 80^2 = sum_h r_h^2 / 400, with
-        // sum_h r_h^2 = 0.045^2 * 665 = 1.3466: 0.003367, a 95% half-width of
+        // (the dyadic-robust sum over hubs of (4 d_h)^2 / 80^2 = sum_h d_h^2 / 400, with d_h a
+        // hub's level minus 0.4775 and sum_h d_h^2 = 0.045^2 * 665 = 1.3466: 0.003367, a 95% half-width of
         // 1.96 * 0.0580 = 0.114). Without the two-unit correction, (16 + 2 * 4) / 16 times
         // that variance (0.139); as eighty independent pairs, 4 * 1.3466 / 80^2 (0.057).
         let (mut words, mut data, mut pairs, mut matched) = (vec![], vec![], vec![], vec![]);

@@ -143,6 +143,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     let mut per_arm = Vec::new();
     let mut benchmarks = None;
+    let mut arm_pairs = Vec::new();
     for (i, arm) in plan.arms.iter().enumerate() {
         let mut arm_args = args.clone();
         arm_args.config = Some(dir.join(&arm.config));
@@ -186,6 +187,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             )
             .with_context(|| arm_name.clone())?,
         );
+        arm_pairs.push((
+            i,
+            arm.label.clone(),
+            tokens,
+            study.collocation_pairs().pairs.clone(),
+        ));
         per_arm.push(ArmItems {
             arm: i,
             label: arm.label.clone(),
@@ -200,6 +207,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let changes = collocation_change_with_size(&rows);
     rows.extend(changes);
+    rows.extend(pairs_shared_with_largest(&arm_pairs));
     let out = args.out.join("corpus-size").join("summary.csv");
     output::write_csv(&out, &rows)?;
     println!("{}", section(&rows));
@@ -517,10 +525,11 @@ pub fn pooled_and_collocations(
 /// to a table that learned nothing. Each size draws its own pairs from its own corpus, so the
 /// two gaps are not read on shared items, and the difference's 95% half-width is the two
 /// half-widths combined in quadrature (each carries its own pairs and seeds). That errs wide:
-/// the arms are nested prefixes of one text, so their pairs overlap and the two gaps, if
-/// anything, move together, which the sum ignores; and with t quantiles of different df the sum
-/// of squared half-widths is at least what a Welch-Satterthwaite combination would give
-/// (t975^2 is increasing and convex in 1/df).
+/// the arms are nested prefixes of one text, so some pairs and more words are shared
+/// ([`pairs_shared_with_largest`]) and the two gaps, if anything, move together (independently
+/// trained models agree on a shared pair), which the sum ignores; and with t quantiles of
+/// different df the sum of squared half-widths is at least what a Welch-Satterthwaite
+/// combination would give (t975^2 is increasing and convex in 1/df).
 pub fn collocation_change_with_size(rows: &[SizeRow]) -> Vec<SizeRow> {
     let Some(largest) = rows.iter().map(|r| r.arm).max() else {
         return Vec::new();
@@ -574,6 +583,49 @@ pub fn collocation_change_with_size(rows: &[SizeRow]) -> Vec<SizeRow> {
         }
     }
     out
+}
+
+/// How many of each smaller arm's collocated pairs are also the largest arm's (either order;
+/// quantity `pairs_shared_with_largest`, benchmark `collocation`, `items` the arm's own pair
+/// count): what the nested prefixes' pair lists have in common, which a gap's change between
+/// sizes does not pair up ([`collocation_change_with_size`]).
+pub fn pairs_shared_with_largest(
+    arms: &[(usize, String, u64, Vec<(String, String)>)],
+) -> Vec<SizeRow> {
+    let key = |(a, b): &(String, String)| {
+        if a <= b {
+            (a.clone(), b.clone())
+        } else {
+            (b.clone(), a.clone())
+        }
+    };
+    let Some(largest) = arms.iter().max_by_key(|a| a.0) else {
+        return Vec::new();
+    };
+    let big: BTreeSet<(String, String)> = largest.3.iter().map(key).collect();
+    (arms.iter().filter(|a| a.0 != largest.0))
+        .map(|(arm, label, tokens, pairs)| {
+            let own: BTreeSet<(String, String)> = pairs.iter().map(key).collect();
+            let shared = own.intersection(&big).count() as f64;
+            SizeRow {
+                arm: *arm,
+                label: label.clone(),
+                tokens: *tokens,
+                model: String::new(),
+                representation: String::new(),
+                benchmark: "collocation".into(),
+                quantity: "pairs_shared_with_largest".into(),
+                value: shared,
+                lo: shared,
+                hi: shared,
+                seeds: 0,
+                items: own.len(),
+                other_model: String::new(),
+                other_representation: String::new(),
+                layer: None,
+            }
+        })
+        .collect()
 }
 
 /// One arm's kept per-item outcomes, for the differences between sizes.
@@ -1027,10 +1079,22 @@ fn collocation_section(w: &mut String, rows: &[SizeRow], arms: &[(usize, String,
     let fmt = |r: &SizeRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
     let _ = writeln!(
         w,
-        "**Collocations: collocated minus frequency-matched pairs' mean cosine** (each size's own corpus gives its own pairs; seed mean [95% interval over the pairs, resampled through their words, and the seeds]; minus the untrained model of the same size and seed on the same pairs; n collocated and matched pairs read). The change from a smaller size to the largest, of the gap and of its difference from the untrained model (which takes out what the change of pairs does to a table that learned nothing), is the difference of two estimates on different pairs (each size draws its own from its own prefix), its half-width the two half-widths combined in quadrature: wide rather than narrow, since nested prefixes share many pairs and the two estimates, if anything, move together.\n"
+        "**Collocations: collocated minus frequency-matched pairs' mean cosine** (each size's own corpus gives its own pairs; seed mean [95% interval over the pairs, resampled through their words, and the seeds]; minus the untrained model of the same size and seed on the same pairs; n collocated and matched pairs read). The change from a smaller size to the largest, of the gap and of its difference from the untrained model (which takes out what the change of pairs does to a table that learned nothing), is the difference of two estimates on different pairs (each size draws its own from its own prefix; how many the sizes share is below), its half-width the two half-widths combined in quadrature, which leaves out that shared pairs and words make the two estimates move together, if anything: wide rather than narrow for that, and because with t quantiles of different df the sum is at least a Welch-Satterthwaite combination's.\n"
     );
     let largest = &arms[arms.len() - 1];
     let smaller = &arms[..arms.len() - 1];
+    let shared: Vec<String> = (rows.iter())
+        .filter(|r| r.quantity == "pairs_shared_with_largest")
+        .map(|r| format!("{} of {}'s {}", r.value, r.label, r.items))
+        .collect();
+    if !shared.is_empty() {
+        let _ = writeln!(
+            w,
+            "Collocated pairs that are also {}'s (either order): {}.\n",
+            largest.1,
+            shared.join(", ")
+        );
+    }
     let changes: String = smaller
         .iter()
         .map(|a| format!(" {} - {} |", largest.1, a.1))
@@ -1633,6 +1697,56 @@ mod tests {
         let one: Vec<ItemRow> = items.into_iter().filter(|i| i.seed == Some(1)).collect();
         let rows = pooled_and_collocations(0, "all", 4000, &one, &benchmarks, None).unwrap();
         assert!(rows.is_empty(), "{rows:?}");
+    }
+
+    #[test]
+    fn shared_pairs_are_counted_in_either_order_against_the_largest_arm() {
+        let p = |a: &str, b: &str| (a.to_string(), b.to_string());
+        let arms = vec![
+            (
+                0,
+                "a quarter".to_string(),
+                10,
+                vec![p("new", "york"), p("x", "y"), p("b", "a")],
+            ),
+            (
+                2,
+                "all".to_string(),
+                40,
+                vec![p("york", "new"), p("a", "b"), p("c", "d")],
+            ),
+            (1, "a half".to_string(), 20, vec![p("c", "d"), p("e", "f")]),
+        ];
+        let rows = pairs_shared_with_largest(&arms);
+        let got: Vec<(usize, f64, usize)> =
+            rows.iter().map(|r| (r.arm, r.value, r.items)).collect();
+        assert_eq!(got, vec![(0, 2.0, 3), (1, 1.0, 2)]);
+        assert!(rows
+            .iter()
+            .all(|r| r.quantity == "pairs_shared_with_largest"));
+        let mut all = rows.clone();
+        all.push(SizeRow {
+            arm: 2,
+            label: "all".into(),
+            tokens: 40,
+            model: "word2vec-sgns".into(),
+            representation: "static".into(),
+            benchmark: "collocation".into(),
+            quantity: "collocation_gap".into(),
+            value: 0.3,
+            lo: 0.2,
+            hi: 0.4,
+            seeds: 5,
+            items: 6,
+            other_model: String::new(),
+            other_representation: String::new(),
+            layer: None,
+        });
+        let text = section(&all);
+        assert!(
+            text.contains("Collocated pairs that are also all's (either order): 2 of a quarter's 3, 1 of a half's 2."),
+            "{text}"
+        );
     }
 
     #[test]

@@ -1662,7 +1662,7 @@ fn pretrained_section(w: &mut String, out: &Path) -> anyhow::Result<()> {
             }
             let _ = writeln!(w);
         }
-        let _ = writeln!(w, "\nThe collocation column is the mean cosine of the corpus's collocated pairs minus that of frequency-matched pairs that never co-occur (the study's effect size), its interval over the pairs, resampled through their words (a group and its matched controls from one pool of words; before 2026-11-29 each group on its own and the pairs as if independent, a little narrower).");
+        let _ = writeln!(w, "\nThe collocation column is the mean cosine of the corpus's collocated pairs minus that of frequency-matched pairs that never co-occur (the study's effect size), its interval over the pairs, resampled through their words (a group and its matched controls from one pool of words; before 2026-11-29 each group on its own and the pairs as if independent, up to six times narrower where a few words carry many pairs: CHANGELOG).");
         let _ = writeln!(
             w,
             "\nEach table minus the input embedding, on the items both answer:\n"
