@@ -936,13 +936,14 @@ pub fn section(rows: &[SizeRow]) -> String {
             let cells: Vec<String> = arms
                 .iter()
                 .map(|(arm, label, _)| {
-                    match rows.iter().find(|r| {
-                        r.arm == *arm
-                            && (r.model.as_str(), r.representation.as_str()) == (ma, ra)
-                            && (r.other_model.as_str(), r.other_representation.as_str()) == (mb, rb)
-                            && r.benchmark == bench
-                            && r.quantity == "spearman_minus_other"
-                    }) {
+                    match between(
+                        rows,
+                        *arm,
+                        (ma, ra),
+                        (mb, rb),
+                        bench,
+                        "spearman_minus_other",
+                    ) {
                         Some(r) => format!(
                             "{label} {} (n {}, {} seeds): {}",
                             fmt(r),
@@ -958,13 +959,14 @@ pub fn section(rows: &[SizeRow]) -> String {
             let changes: String = arms[..arms.len() - 1]
                 .iter()
                 .filter_map(|(arm, label, _)| {
-                    let r = rows.iter().find(|r| {
-                        r.arm == *arm
-                            && (r.model.as_str(), r.representation.as_str()) == (ma, ra)
-                            && (r.other_model.as_str(), r.other_representation.as_str()) == (mb, rb)
-                            && r.benchmark == bench
-                            && r.quantity == "largest_minus_this_difference"
-                    })?;
+                    let r = between(
+                        rows,
+                        *arm,
+                        (ma, ra),
+                        (mb, rb),
+                        bench,
+                        "largest_minus_this_difference",
+                    )?;
                     Some(format!(
                         "; change {largest} - {label} {} (n {}): {}",
                         fmt(r),
@@ -1150,12 +1152,14 @@ fn collocation_section(w: &mut String, rows: &[SizeRow], arms: &[(usize, String,
         let cells: Vec<String> = arms
             .iter()
             .map(|(arm, label, _)| {
-                match rows.iter().find(|r| {
-                    r.arm == *arm
-                        && (r.model.as_str(), r.representation.as_str()) == (ma, ra)
-                        && (r.other_model.as_str(), r.other_representation.as_str()) == (mb, rb)
-                        && r.quantity == "gap_minus_other"
-                }) {
+                match between(
+                    rows,
+                    *arm,
+                    (ma, ra),
+                    (mb, rb),
+                    "collocation",
+                    "gap_minus_other",
+                ) {
                     Some(r) => format!("{label} {} ({} seeds): {}", fmt(r), r.seeds, verdict(r)),
                     None => format!("{label} not measured"),
                 }
@@ -1164,6 +1168,24 @@ fn collocation_section(w: &mut String, rows: &[SizeRow], arms: &[(usize, String,
         let _ = writeln!(w, "- gap, {what}: {}", cells.join("; "));
     }
     let _ = writeln!(w);
+}
+
+/// The row of `quantity` on `benchmark` at `arm` that compares table `a` with table `b`.
+fn between<'r>(
+    rows: &'r [SizeRow],
+    arm: usize,
+    a: (&str, &str),
+    b: (&str, &str),
+    benchmark: &str,
+    quantity: &str,
+) -> Option<&'r SizeRow> {
+    rows.iter().find(|r| {
+        r.arm == arm
+            && (r.model.as_str(), r.representation.as_str()) == a
+            && (r.other_model.as_str(), r.other_representation.as_str()) == b
+            && r.benchmark == benchmark
+            && r.quantity == quantity
+    })
 }
 
 /// Whether a difference's interval excludes 0, in words.
