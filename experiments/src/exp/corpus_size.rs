@@ -855,7 +855,6 @@ pub fn section(rows: &[SizeRow]) -> String {
         "The same models on nested prefixes of the corpus ({}), each trained for the same number of epochs (so a smaller corpus also means fewer steps), each prefix with its own vocabulary. Spearman's rho with human judgments, seed mean [95% interval over pairs and seeds], and trained minus the untrained model of the same size and seed on the pairs both answer; (n) pairs answered, which differ between sizes as the vocabulary does. An embedding tracks human judgments from the smallest corpus whose difference lies above 0 there and at every larger one. The change from each smaller corpus to the largest is the difference of the two sizes' scores on the pairs both answer, its interval over pairs and both sizes' seeds. Under each table, the comparisons between tables the answers make, at each size (seed s of one model against seed s of the other, on the pairs both answer), and each comparison's change from a smaller size to the largest: the four tables' contrast on the pairs all four answer (each size's own vocabulary decides which survive, so the change need not equal the difference of the two cells beside it, and (n) counts those pairs) and the seeds measured at both sizes, seed s of one size set beside seed s of the other (runs trained apart: the pairing is by label, which the seeds' spread carries). The gain's change between sizes is Welch's over the seeds measured at both: it carries the seeds' spread, not the sampling of either held-out text, and it is not the corpus size alone that changes: each size reports on its own prefix's held-out tail (other text), scored against its own vocabulary's unigram.\n",
         names.join(", ")
     );
-    let fmt = |r: &SizeRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
     let get = |arm: usize, model: &str, rep: &str, bench: &str, q: &str| {
         rows.iter().find(|r| {
             r.arm == arm
@@ -892,15 +891,10 @@ pub fn section(rows: &[SizeRow]) -> String {
             let cells: Vec<String> = arms
                 .iter()
                 .map(|(arm, _, _)| {
-                    let score = get(*arm, model, rep, bench, "spearman");
-                    let diff = get(*arm, model, rep, bench, "spearman_minus_untrained");
-                    match (score, diff) {
-                        (Some(s), Some(d)) => {
-                            format!("{} (n {}); - untrained {}", fmt(s), s.items, fmt(d))
-                        }
-                        (Some(s), None) => format!("{} (n {})", fmt(s), s.items),
-                        _ => "not measured".into(),
-                    }
+                    score_cell(
+                        get(*arm, model, rep, bench, "spearman"),
+                        get(*arm, model, rep, bench, "spearman_minus_untrained"),
+                    )
                 })
                 .collect();
             let from = if (model, rep) == REFERENCE {
@@ -923,7 +917,7 @@ pub fn section(rows: &[SizeRow]) -> String {
                 .iter()
                 .map(
                     |a| match get(a.0, model, rep, bench, "largest_minus_this") {
-                        Some(r) => format!(" {} (n {}) |", fmt(r), r.items),
+                        Some(r) => format!(" {} (n {}) |", fmt_row(r), r.items),
                         None => " - |".into(),
                     },
                 )
@@ -946,7 +940,7 @@ pub fn section(rows: &[SizeRow]) -> String {
                     ) {
                         Some(r) => format!(
                             "{label} {} (n {}, {} seeds): {}",
-                            fmt(r),
+                            fmt_row(r),
                             r.items,
                             r.seeds,
                             verdict(r)
@@ -969,7 +963,7 @@ pub fn section(rows: &[SizeRow]) -> String {
                     )?;
                     Some(format!(
                         "; change {largest} - {label} {} (n {}): {}",
-                        fmt(r),
+                        fmt_row(r),
                         r.items,
                         verdict(r)
                     ))
@@ -988,7 +982,7 @@ pub fn section(rows: &[SizeRow]) -> String {
             .iter()
             .map(|(arm, label, _)| {
                 match get(*arm, model, "training", "training", "context_gain_at_mask") {
-                    Some(r) => format!("{label} {} ({} seeds)", fmt(r), r.seeds),
+                    Some(r) => format!("{label} {} ({} seeds)", fmt_row(r), r.seeds),
                     None => format!("{label} not measured"),
                 }
             })
@@ -1000,7 +994,7 @@ pub fn section(rows: &[SizeRow]) -> String {
                 Some(format!(
                     "{} - {label} {} (Welch over seeds): {}",
                     arms[arms.len() - 1].1,
-                    fmt(r),
+                    fmt_row(r),
                     verdict(r)
                 ))
             })
@@ -1078,7 +1072,6 @@ fn collocation_section(w: &mut String, rows: &[SizeRow], arms: &[(usize, String,
     if !rows.iter().any(|r| r.benchmark == "collocation") {
         return;
     }
-    let fmt = |r: &SizeRow| format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi);
     let _ = writeln!(
         w,
         "**Collocations: collocated minus frequency-matched pairs' mean cosine** (each size's own corpus gives its own pairs; seed mean [95% interval over the pairs, resampled through their words, and the seeds]; minus the untrained model of the same size and seed on the same pairs; n collocated and matched pairs read). The change from a smaller size to the largest, of the gap and of its difference from the untrained model (which takes out what the change of pairs does to a table that learned nothing), is the difference of two estimates on different pairs (each size draws its own from its own prefix; how many the sizes share is below), its half-width the two half-widths combined in quadrature, which leaves out that shared pairs and words make the two estimates move together, if anything: wide rather than narrow for that, and because with t quantiles of different df the sum is at least a Welch-Satterthwaite combination's.\n"
@@ -1115,16 +1108,10 @@ fn collocation_section(w: &mut String, rows: &[SizeRow], arms: &[(usize, String,
         let cells: Vec<String> = arms
             .iter()
             .map(|(arm, _, _)| {
-                match (
+                score_cell(
                     get(*arm, model, rep, "collocation_gap"),
                     get(*arm, model, rep, "gap_minus_untrained"),
-                ) {
-                    (Some(g), Some(d)) => {
-                        format!("{} (n {}); - untrained {}", fmt(g), g.items, fmt(d))
-                    }
-                    (Some(g), None) => format!("{} (n {})", fmt(g), g.items),
-                    _ => "not measured".into(),
-                }
+                )
             })
             .collect();
         let change: String = smaller
@@ -1135,12 +1122,12 @@ fn collocation_section(w: &mut String, rows: &[SizeRow], arms: &[(usize, String,
                 match (g, d) {
                     (Some(g), Some(d)) => format!(
                         " {}: {}; - untrained {}: {} |",
-                        fmt(g),
+                        fmt_row(g),
                         verdict(g),
-                        fmt(d),
+                        fmt_row(d),
                         verdict(d)
                     ),
-                    (Some(g), None) => format!(" {}: {} |", fmt(g), verdict(g)),
+                    (Some(g), None) => format!(" {}: {} |", fmt_row(g), verdict(g)),
                     _ => " - |".into(),
                 }
             })
@@ -1160,7 +1147,9 @@ fn collocation_section(w: &mut String, rows: &[SizeRow], arms: &[(usize, String,
                     "collocation",
                     "gap_minus_other",
                 ) {
-                    Some(r) => format!("{label} {} ({} seeds): {}", fmt(r), r.seeds, verdict(r)),
+                    Some(r) => {
+                        format!("{label} {} ({} seeds): {}", fmt_row(r), r.seeds, verdict(r))
+                    }
                     None => format!("{label} not measured"),
                 }
             })
@@ -1168,6 +1157,21 @@ fn collocation_section(w: &mut String, rows: &[SizeRow], arms: &[(usize, String,
         let _ = writeln!(w, "- gap, {what}: {}", cells.join("; "));
     }
     let _ = writeln!(w);
+}
+
+/// A row's value and interval as the section writes them.
+fn fmt_row(r: &SizeRow) -> String {
+    format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi)
+}
+
+/// A table's cell at one size: its score or gap with the items it rests on, and its
+/// difference from the untrained model where there is one.
+fn score_cell(score: Option<&SizeRow>, minus_untrained: Option<&SizeRow>) -> String {
+    match (score, minus_untrained) {
+        (Some(s), Some(d)) => format!("{} (n {}); - untrained {}", fmt_row(s), s.items, fmt_row(d)),
+        (Some(s), None) => format!("{} (n {})", fmt_row(s), s.items),
+        _ => "not measured".into(),
+    }
 }
 
 /// The row of `quantity` on `benchmark` at `arm` that compares table `a` with table `b`.
