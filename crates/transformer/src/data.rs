@@ -170,6 +170,26 @@ impl Sequences {
         counts.iter().map(|c| (c / total).ln() as f32).collect()
     }
 
+    /// The training split's words as corpus positions: sequence `i` holds the corpus ids
+    /// `i * (seq_len - 2)..(i + 1) * (seq_len - 2)` between its `[CLS]` and `[SEP]`, the training
+    /// split's sequences first (a tail shorter than one sequence is in neither split). What a
+    /// model trained outside these sequences (word2vec) reads to see the same training text.
+    pub fn train_tokens(&self) -> std::ops::Range<usize> {
+        0..self.n_train() * (self.seq_len - 2)
+    }
+
+    /// Held-out sequences `rows` (in held-out order, as [`Sequences::heldout_batch`] numbers
+    /// them) as corpus positions ([`Sequences::train_tokens`]).
+    pub fn heldout_tokens(&self, rows: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        assert!(
+            rows.end <= self.n_heldout(),
+            "held-out rows {rows:?} of {}",
+            self.n_heldout()
+        );
+        let (words, first) = (self.seq_len - 2, self.n_train());
+        (first + rows.start) * words..(first + rows.end) * words
+    }
+
     pub fn n_train(&self) -> usize {
         self.train.len() / self.seq_len
     }
@@ -459,6 +479,32 @@ mod tests {
             fraction: None,
         };
         Corpus::from_text(text, Path::new("m"), &cfg).unwrap()
+    }
+
+    #[test]
+    fn token_ranges_are_the_words_between_each_sequences_markers() {
+        // 1,003 words in sequences of 10 words: 100 sequences (3 words left over), 10 held out.
+        let text: String = (0..1003).map(|i| format!("w{} ", i % 97)).collect();
+        let c = corpus(&text);
+        let s = Sequences::new(&c, 12, 0.1).unwrap();
+        assert_eq!((s.n_train(), s.n_heldout()), (90, 10));
+        assert_eq!(s.train_tokens(), 0..900);
+        assert_eq!(s.heldout_tokens(0..5), 900..950);
+        assert_eq!(s.heldout_tokens(5..10), 950..1000);
+        let inner = |split: &[u32], i: usize| split[i * 12 + 1..(i + 1) * 12 - 1].to_vec();
+        for i in [0, 45, 89] {
+            assert_eq!(inner(&s.train, i), c.encoded.ids[i * 10..(i + 1) * 10]);
+        }
+        let held = s.heldout_tokens(3..4);
+        assert_eq!(inner(&s.heldout, 3), c.encoded.ids[held]);
+    }
+
+    #[test]
+    #[should_panic(expected = "held-out rows 9..11 of 10")]
+    fn heldout_tokens_refuse_rows_past_the_split() {
+        let text: String = (0..1003).map(|i| format!("w{} ", i % 97)).collect();
+        let s = Sequences::new(&corpus(&text), 12, 0.1).unwrap();
+        let _ = s.heldout_tokens(9..11);
     }
 
     #[test]

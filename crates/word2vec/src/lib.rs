@@ -8,10 +8,12 @@
 //! * [`sgd`]: one update of skip-gram or CBOW with negative sampling — the maths.
 //! * [`hogwild`]: how threads share the two matrices and split the corpus.
 //! * [`train`]: the training run (epochs, learning-rate schedule, progress, report).
+//! * [`heldout`]: the training objective on held-out text (what a learning rate is chosen by).
 //! * [`vectors`], [`format`]: the resulting table and its files.
 
 pub mod config;
 pub mod format;
+pub mod heldout;
 pub mod hogwild;
 pub mod rng;
 pub mod sampling;
@@ -21,5 +23,6 @@ pub mod usage;
 pub mod vectors;
 
 pub use config::{Architecture, Update, Word2VecConfig};
+pub use heldout::Heldout;
 pub use train::{train, TrainReport, Trained};
 pub use vectors::WordVectors;
