@@ -1592,6 +1592,116 @@ fn export_writes_the_tables_the_study_scores() {
 }
 
 #[test]
+fn word2vec_sweep_scores_the_dev_block_by_its_own_objective_and_chooses_like_the_transformers() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = manifest_dir().join("..");
+    // CBOW at half, twice and 64 times its default rate (0.05), one epoch of the training
+    // split, one sweep seed: complete after one file. The last rate diverges.
+    let cfg = dir.path().join("sweep.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "extends = {:?}\n[sweep]\nepochs = 1.0\nseeds = [1001]\nmodels = [\"word2vec-cbow\"]\nword2vec_alpha_factors = [0.5, 2.0, 64.0]\n",
+            root.join("experiments/configs/ten-seeds.toml")
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let sweep = || {
+        run(&[
+            "--exp",
+            "sweep",
+            "--quick",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let o = sweep();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = out.join("sweep/word2vec-cbow-seed1001.csv");
+    let rows = std::fs::read_to_string(&kept).unwrap();
+    let lines: Vec<Vec<&str>> = rows
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(lines.len(), 3, "{rows}");
+    // model,seed,lr,epochs,steps,warmup_steps,dev_loss,dev_loss_first,context_free_dev_loss,
+    // left_plateau,embedding_std,embedding_std_by_frequency,backend,seconds,run
+    let col = |r: &[&str], i: usize| -> f64 { r[i].parse().unwrap() };
+    for (r, lr) in lines[..2].iter().zip([0.025, 0.1]) {
+        assert_eq!(
+            (r[0], col(r, 2), r[12]),
+            ("word2vec-cbow", lr, "cpu"),
+            "{rows}"
+        );
+        let (dev, first, free) = (col(r, 6), col(r, 7), col(r, 8));
+        // At the start every score is 0: ln 2 per term, six terms but for noise draws equal to
+        // the target; training goes below it, and the context-free level is below it too.
+        assert!(
+            first > 5.9 * 2f64.ln() && first < 6.0 * 2f64.ln() + 1e-9,
+            "{rows}"
+        );
+        assert!(dev < first && free < first, "{rows}");
+        assert_eq!(r[9] == "true", dev < free, "{rows}");
+        assert!(r[14].starts_with("sweep-word2vec-cbow-seed1001-"), "{rows}");
+    }
+    // At this toy size (32 dimensions) one epoch at 0.1 goes below the context-free level and
+    // one at 0.025 does not: the plateau column reads both ways.
+    assert_eq!((lines[0][9], lines[1][9]), ("false", "true"), "{rows}");
+    // A run whose loss became non-finite is kept as a row with an infinite dev loss and no
+    // steps, and the sweep goes on.
+    let diverged = &lines[2];
+    assert_eq!((col(diverged, 2), diverged[4]), (3.2, "0"), "{rows}");
+    assert!(
+        col(diverged, 6).is_infinite() && diverged[9] == "false",
+        "{rows}"
+    );
+    let best = if col(&lines[0], 6) <= col(&lines[1], 6) {
+        "0.025"
+    } else {
+        "0.1"
+    };
+    let chosen = std::fs::read_to_string(out.join("sweep/chosen.csv")).unwrap();
+    assert!(
+        chosen
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with(&format!("word2vec-cbow,{best},")),
+        "{chosen}"
+    );
+    assert!(
+        stdout(&o).contains(&format!("[cbow] alpha = {best}")),
+        "{}",
+        stdout(&o)
+    );
+    // Run again: read, not trained; a kept row of another config (its name's hash) is refused.
+    let again = sweep();
+    assert!(
+        again.status.success() && stdout(&again).contains(": kept"),
+        "{}",
+        stdout(&again)
+    );
+    std::fs::write(
+        &kept,
+        rows.replace(
+            "sweep-word2vec-cbow-seed1001-",
+            "sweep-word2vec-cbow-seed1001-0",
+        ),
+    )
+    .unwrap();
+    let o = sweep();
+    assert!(
+        !o.status.success() && stderr(&o).contains("of another run"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn sweep_quick_trains_each_rate_chooses_once_complete_and_refuses_what_it_cannot_use() {
     let dir = tempfile::tempdir().unwrap();
     let root = manifest_dir().join("..");

@@ -256,8 +256,11 @@ pub struct SweepConfig {
     pub epochs: f64,
     pub seeds: Vec<u64>,
     /// The variants swept (`model` column names); empty: the transformers `[dynamics]`
-    /// trains.
+    /// trains, and its word2vec models when `word2vec_alpha_factors` is set.
     pub models: Vec<String>,
+    /// word2vec's grid: these multiples of its starting rate (`[sgns]`, `[cbow]` `alpha`; by
+    /// default word2vec.c's). Empty: word2vec is not swept.
+    pub word2vec_alpha_factors: Vec<f64>,
 }
 
 impl Default for SweepConfig {
@@ -267,6 +270,7 @@ impl Default for SweepConfig {
             epochs: 1.0,
             seeds: vec![1001, 1002],
             models: Vec::new(),
+            word2vec_alpha_factors: Vec::new(),
         }
     }
 }
@@ -743,9 +747,17 @@ fn check_recipe(cfg: &Config) -> anyhow::Result<()> {
     if let Some(clash) = s.seeds.iter().find(|x| cfg.seeds.contains(x)) {
         anyhow::bail!("[sweep] seeds: seed {clash} is also a study seed; a rate chosen on a reported seed would favour it");
     }
+    let factors = &s.word2vec_alpha_factors;
+    if factors.iter().any(|&f| !(f > 0.0 && f.is_finite())) {
+        anyhow::bail!("[sweep] word2vec_alpha_factors must be finite numbers > 0, got {factors:?}");
+    }
     for name in &s.models {
-        if trained(name).is_none() {
-            anyhow::bail!("[sweep] models: {name:?} is not a trained transformer");
+        let word2vec = ModelId::from_name(name).is_some_and(ModelId::is_word2vec);
+        if word2vec && factors.is_empty() {
+            anyhow::bail!("[sweep] models: {name:?} is word2vec, swept only with [sweep] word2vec_alpha_factors");
+        }
+        if trained(name).is_none() && !word2vec {
+            anyhow::bail!("[sweep] models: {name:?} is not a trained transformer or word2vec");
         }
     }
     if cfg.training.frozen_embedding_std.is_some() {
@@ -818,6 +830,18 @@ mod recipe_tests {
             &|c| c.sweep.models = vec!["transformer-mlm-typo".into()],
             "[sweep] models",
         );
+        bad(
+            &|c| c.sweep.models = vec!["word2vec-cbow".into()],
+            "swept only with [sweep] word2vec_alpha_factors",
+        );
+        bad(
+            &|c| c.sweep.word2vec_alpha_factors = vec![1.0, 0.0],
+            "word2vec_alpha_factors must be finite numbers > 0",
+        );
+        let mut swept = Config::default();
+        swept.sweep.models = vec!["word2vec-cbow".into()];
+        swept.sweep.word2vec_alpha_factors = vec![0.5, 1.0];
+        check_recipe(&swept).unwrap();
         bad(
             &|c| c.frozen_embedding_std = Some(-1.0),
             "frozen_embedding_std",

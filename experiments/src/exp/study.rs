@@ -319,7 +319,8 @@ impl Study {
         runs::transformer_dir(&self.out, &key)
     }
 
-    fn word2vec_config(&self, id: ModelId, seed: u64) -> Word2VecConfig {
+    /// The study's `[sgns]` or `[cbow]` with `seed`: what its word2vec model `id` trains with.
+    pub(crate) fn word2vec_config(&self, id: ModelId, seed: u64) -> Word2VecConfig {
         let base = if id == ModelId::Sgns {
             &self.cfg.sgns
         } else {

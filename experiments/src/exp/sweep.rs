@@ -14,13 +14,25 @@
 //! coordinates of each coordinate's standard deviation across words, plain and weighted by
 //! the words' training counts): the frozen-input ablation draws its random table at a trained
 //! table's scale (`frozen_embedding_std`).
+//!
+//! word2vec is swept the same way when `[sweep] word2vec_alpha_factors` is set: its starting
+//! rate at those multiples of its default (word2vec.c's), the same budget in epochs (the rate
+//! decaying over it, as word2vec's always does) and the same seeds, trained on the training
+//! split's text alone ([`Sequences::train_tokens`]) and scored by its own objective on the dev
+//! block's text ([`word2vec::Heldout`], its noise words and subsampling drawn once), against
+//! that objective's context-free level. Its rows are [`SweepRow`]s too: `lr` is the starting
+//! rate, `steps` the centre words trained, `dev_loss_first` the loss at the start (every output
+//! row zero), `backend` `cpu`; a run whose training loss became non-finite (too high a rate)
+//! has an infinite `dev_loss`, 0 steps and no embedding scale.
+//!
+//! [`Sequences::train_tokens`]: transformer::data::Sequences::train_tokens
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use analysis::geometry::embedding_scale;
+use analysis::geometry::{embedding_scale, scale_of};
 use burn::module::Module;
 use transformer::training::{self, CurvePoint, RunControl, TrainingConfig};
 
@@ -79,7 +91,8 @@ pub struct Chosen {
     pub status: String,
 }
 
-/// The variants swept: `[sweep] models`, or the transformers `[dynamics]` trains.
+/// The variants swept: `[sweep] models`, or the transformers `[dynamics]` trains and, with
+/// `[sweep] word2vec_alpha_factors`, its word2vec models.
 pub fn models(cfg: &super::settings::Config) -> anyhow::Result<Vec<ModelId>> {
     if !cfg.sweep.models.is_empty() {
         return Ok(cfg
@@ -93,10 +106,37 @@ pub fn models(cfg: &super::settings::Config) -> anyhow::Result<Vec<ModelId>> {
         Some(d) => d.model_ids()?,
         None => ModelId::ALL.to_vec(),
     };
+    let word2vec = !cfg.sweep.word2vec_alpha_factors.is_empty();
     Ok(ids
         .into_iter()
-        .filter(|m| !m.is_word2vec() && *m != ModelId::Untrained)
+        .filter(|m| *m != ModelId::Untrained && (word2vec || !m.is_word2vec()))
         .collect())
+}
+
+/// The rates `id` is swept at: `[sweep] lrs` for a transformer; for word2vec,
+/// `word2vec_alpha_factors` times its starting rate as configured (`[sgns]`, `[cbow]`; by
+/// default word2vec.c's 0.025 and 0.05), each rounded to the nearest f32 (word2vec's type) and
+/// kept as the shortest decimal that is that f32, so the CSV reads 0.0125, not 0.012500000186.
+pub fn grid(cfg: &super::settings::Config, id: ModelId) -> Vec<f64> {
+    if !id.is_word2vec() {
+        return cfg.sweep.lrs.clone();
+    }
+    let base = if id == ModelId::Sgns {
+        &cfg.sgns
+    } else {
+        &cfg.cbow
+    };
+    cfg.sweep
+        .word2vec_alpha_factors
+        .iter()
+        .map(|&f| {
+            let alpha = (f64::from(base.start_alpha()) * f) as f32;
+            alpha
+                .to_string()
+                .parse()
+                .expect("an f32 prints as a number")
+        })
+        .collect()
 }
 
 /// `--exp sweep`.
@@ -127,27 +167,40 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         None => sweep.seeds.clone(),
     };
     let all_ids = models(&cfg)?;
+    let grids: BTreeMap<&str, Vec<f64>> = all_ids
+        .iter()
+        .map(|&id| (id.name(), grid(&cfg, id)))
+        .collect();
     let study = Study::load(args, cfg)?;
     let dir = study.out.join("sweep");
     for &id in &ids {
+        let lrs = &grids[id.name()];
         for &seed in &seeds {
             let path = dir.join(format!("{}-seed{seed}.csv", id.name()));
             if path.exists() {
                 let rows: Vec<SweepRow> = output::read_csv(&path)?;
-                check_rows(&path, &rows, &sweep, id, seed)?;
-                check_kept(&path, &rows, &expected(&study, args, id, seed, &sweep)?)?;
+                check_rows(&path, &rows, lrs, sweep.epochs, id, seed)?;
+                check_kept(
+                    &path,
+                    &rows,
+                    &expected(&study, args, id, seed, lrs, &sweep)?,
+                )?;
                 println!("{}: kept", path.display());
                 continue;
             }
             let mut rows = Vec::new();
-            for &lr in &sweep.lrs {
-                rows.push(sweep_run(&study, args, id, seed, lr, &sweep)?);
+            for &lr in lrs {
+                rows.push(if id.is_word2vec() {
+                    word2vec_run(&study, id, seed, lr, &sweep)?
+                } else {
+                    sweep_run(&study, args, id, seed, lr, &sweep)?
+                });
             }
             output::write_csv(&path, &rows)?;
             println!("wrote {}", path.display());
         }
     }
-    choose_if_complete(&study, args, &dir, &all_ids, &sweep)
+    choose_if_complete(&study, args, &dir, &all_ids, &grids, &sweep)
 }
 
 /// The training config of one sweep run: the variant's recipe with `lr`, `epochs` of steps,
@@ -275,10 +328,122 @@ fn sweep_run(
     })
 }
 
-/// What a kept row must match: the run the config asks for now at each rate.
+/// The seed the word2vec dev block's subsampling and noise words are drawn from: one draw for
+/// every rate, seed and architecture, as the transformers' dev masks are fixed by batch.
+pub const WORD2VEC_DEV_SEED: u64 = 0xDE7;
+
+/// One word2vec sweep run's config: the study's `[sgns]` or `[cbow]` with the sweep seed, the
+/// starting rate `alpha` and the sweep's budget in epochs of the training split (the rate
+/// decaying to `min_alpha` over it), and the name its row is kept under (a hash of the config,
+/// the corpus config and the training split's length, as run directories are named).
+fn word2vec_sweep_config(
+    study: &Study,
+    id: ModelId,
+    seed: u64,
+    alpha: f64,
+    sweep: &SweepConfig,
+) -> (word2vec::Word2VecConfig, String) {
+    let tokens = study.seqs.train_tokens().len() as u64;
+    let w = word2vec::Word2VecConfig {
+        alpha: Some(alpha as f32),
+        epochs: sweep.epochs.ceil() as usize,
+        max_tokens: Some((sweep.epochs * tokens as f64).round() as u64),
+        ..study.word2vec_config(id, seed)
+    };
+    let key = (study.corpus_config(), &w, "training split", tokens);
+    let name = format!("sweep-{}-seed{seed}-{}", id.name(), runs::config_hash(&key));
+    (w, name)
+}
+
+/// word2vec at starting rate `alpha` on the training split's text, scored on the dev block's
+/// (module docs). Nothing is kept but the row: a run takes seconds to a minute.
+fn word2vec_run(
+    study: &Study,
+    id: ModelId,
+    seed: u64,
+    alpha: f64,
+    sweep: &SweepConfig,
+) -> anyhow::Result<SweepRow> {
+    let (w, run) = word2vec_sweep_config(study, id, seed, alpha, sweep);
+    let train_range = study.seqs.train_tokens();
+    let mut corpus = study.corpus.clone();
+    let enc = &mut corpus.encoded;
+    enc.ids.truncate(train_range.end);
+    enc.bounds.retain(|&b| b < train_range.end);
+    enc.bounds.push(train_range.end);
+    let mut train_counts = vec![0u64; corpus.vocab.len()];
+    for &id in &corpus.encoded.ids {
+        if let Some(c) = train_counts.get_mut(id as usize) {
+            *c += 1;
+        }
+    }
+    let dev_rows = training::reported_sequences(&study.seqs, &study.cfg.training).start;
+    let dev = &study.corpus.encoded.ids[study.seqs.heldout_tokens(0..dev_rows)];
+    println!(
+        "sweep: {} seed {seed} alpha {alpha}, {} tokens of the training split -> {run}",
+        id.name(),
+        w.max_tokens.unwrap_or_default()
+    );
+    let started = std::time::Instant::now();
+    let heldout = word2vec::Heldout::new(
+        dev,
+        corpus.vocab.counts(),
+        &train_counts,
+        &w,
+        WORD2VEC_DEV_SEED,
+    );
+    let zeros = word2vec::WordVectors::new(
+        corpus.vocab.words().to_vec(),
+        w.dim,
+        vec![0.0; corpus.vocab.len() * w.dim],
+    );
+    // Every output row starts at zero, so the start's loss does not depend on the input rows.
+    let dev_loss_first = heldout.loss(&zeros, &zeros);
+    let context_free = heldout.context_free_loss();
+    let (steps, dev_loss, (embedding_std, embedding_std_by_frequency)) =
+        match word2vec::train(&corpus, &w, true) {
+            Ok(trained) => (
+                trained.report.trained_words as usize,
+                heldout.loss(&trained.vectors, &trained.output),
+                scale_of(trained.vectors.data(), w.dim, &study.word_counts()),
+            ),
+            // Too high a rate: the row says so (an infinite dev loss, never chosen) and the
+            // sweep goes on, as a transformer run that ends above every other would.
+            Err(e @ word2vec::train::TrainError::NonFiniteLoss { .. }) => {
+                println!(
+                    "sweep: {} seed {seed} alpha {alpha} diverged: {e}",
+                    id.name()
+                );
+                (0, f64::INFINITY, (f64::NAN, f64::NAN))
+            }
+            Err(e) => return Err(e.into()),
+        };
+    Ok(SweepRow {
+        model: id.name().into(),
+        seed,
+        lr: alpha,
+        epochs: sweep.epochs,
+        steps,
+        warmup_steps: 0,
+        dev_loss,
+        dev_loss_first,
+        context_free_dev_loss: context_free,
+        left_plateau: dev_loss < context_free,
+        embedding_std,
+        embedding_std_by_frequency,
+        backend: WORD2VEC_BACKEND.into(),
+        seconds: started.elapsed().as_secs_f64(),
+        run,
+    })
+}
+
+/// word2vec's rows name the CPU, whatever backend the transformers use.
+const WORD2VEC_BACKEND: &str = "cpu";
+
+/// What a kept row must match: the run the config asks for now at each rate (a transformer's
+/// steps and warm-up too; a word2vec run's are in its name).
 struct Expected {
-    steps: usize,
-    warmup_steps: usize,
+    steps: Option<(usize, usize)>,
     backend: String,
     runs: Vec<String>,
 }
@@ -288,11 +453,22 @@ fn expected(
     args: &Args,
     id: ModelId,
     seed: u64,
+    lrs: &[f64],
     sweep: &SweepConfig,
 ) -> anyhow::Result<Expected> {
+    if id.is_word2vec() {
+        return Ok(Expected {
+            steps: None,
+            backend: WORD2VEC_BACKEND.into(),
+            runs: lrs
+                .iter()
+                .map(|&a| word2vec_sweep_config(study, id, seed, a, sweep).1)
+                .collect(),
+        });
+    }
     let mut runs = Vec::new();
     let mut last = None;
-    for &lr in &sweep.lrs {
+    for &lr in lrs {
         let (dir, t) = sweep_run_dir(study, args, id, seed, lr, sweep)?;
         runs.push(
             dir.file_name()
@@ -303,8 +479,7 @@ fn expected(
     }
     let t = last.expect("[sweep] lrs is not empty");
     Ok(Expected {
-        steps: t.steps,
-        warmup_steps: t.warmup_steps,
+        steps: Some((t.steps, t.warmup_steps)),
         backend: study.kind.name().into(),
         runs,
     })
@@ -314,21 +489,21 @@ fn expected(
 /// another backend or another recipe is refused, naming it.
 fn check_kept(path: &Path, rows: &[SweepRow], want: &Expected) -> anyhow::Result<()> {
     for (r, run) in rows.iter().zip(&want.runs) {
-        let stale = r.steps != want.steps
-            || r.warmup_steps != want.warmup_steps
+        let stale = want.steps.is_some_and(|s| s != (r.steps, r.warmup_steps))
             || r.backend != want.backend
             || (!r.run.is_empty() && &r.run != run);
         if stale {
+            let steps = want
+                .steps
+                .map_or(String::new(), |(s, w)| format!("{s} steps, warm-up {w}, "));
             anyhow::bail!(
-                "{}: the row at lr {} is of another run ({} steps, warm-up {}, {}, run {:?}) than this config asks for ({} steps, warm-up {}, {}, run {run:?}); move the file away to sweep again",
+                "{}: the row at lr {} is of another run ({} steps, warm-up {}, {}, run {:?}) than this config asks for ({steps}{}, run {run:?}); move the file away to sweep again",
                 path.display(),
                 r.lr,
                 r.steps,
                 r.warmup_steps,
                 r.backend,
                 r.run,
-                want.steps,
-                want.warmup_steps,
                 want.backend
             );
         }
@@ -336,28 +511,26 @@ fn check_kept(path: &Path, rows: &[SweepRow], want: &Expected) -> anyhow::Result
     Ok(())
 }
 
+/// A kept file's rows against the variant, seed, grid `lrs` and budget asked for.
 fn check_rows(
     path: &Path,
     rows: &[SweepRow],
-    sweep: &SweepConfig,
+    lrs: &[f64],
+    epochs: f64,
     id: ModelId,
     seed: u64,
 ) -> anyhow::Result<()> {
-    let lrs: Vec<f64> = rows.iter().map(|r| r.lr).collect();
-    if lrs != sweep.lrs
+    let kept: Vec<f64> = rows.iter().map(|r| r.lr).collect();
+    if kept != lrs
         || rows.iter().any(|r| {
-            r.model != id.name()
-                || r.seed != seed
-                || r.epochs != sweep.epochs
-                || !r.dev_loss.is_finite()
+            // An infinite dev loss is a run that diverged (word2vec's rows); NaN is no loss.
+            r.model != id.name() || r.seed != seed || r.epochs != epochs || r.dev_loss.is_nan()
         })
     {
         anyhow::bail!(
-            "{}: not this sweep's runs of {} seed {seed} (rates {lrs:?} against [sweep] lrs {:?}, epochs {}); move it away to sweep again",
+            "{}: not this sweep's runs of {} seed {seed} (rates {kept:?} against the grid {lrs:?}, epochs {epochs}); move it away to sweep again",
             path.display(),
             id.name(),
-            sweep.lrs,
-            sweep.epochs
         );
     }
     Ok(())
@@ -370,11 +543,13 @@ fn choose_if_complete(
     args: &Args,
     dir: &Path,
     ids: &[ModelId],
+    grids: &BTreeMap<&str, Vec<f64>>,
     sweep: &SweepConfig,
 ) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     let mut missing = Vec::new();
     for &id in ids {
+        let lrs = &grids[id.name()];
         for &seed in &sweep.seeds {
             let path = dir.join(format!("{}-seed{seed}.csv", id.name()));
             if !path.exists() {
@@ -382,8 +557,8 @@ fn choose_if_complete(
                 continue;
             }
             let r: Vec<SweepRow> = output::read_csv(&path)?;
-            check_rows(&path, &r, sweep, id, seed)?;
-            check_kept(&path, &r, &expected(study, args, id, seed, sweep)?)?;
+            check_rows(&path, &r, lrs, sweep.epochs, id, seed)?;
+            check_kept(&path, &r, &expected(study, args, id, seed, lrs, sweep)?)?;
             rows.extend(r);
         }
     }
@@ -401,10 +576,22 @@ fn choose_if_complete(
         "[learning_rates]   # chosen by --exp sweep ({})",
         dir.join("chosen.csv").display()
     );
-    for c in &chosen {
+    for c in chosen.iter().filter(|c| !is_word2vec(&c.model)) {
         println!("\"{}\" = {:e}", c.model, c.lr);
     }
+    for c in chosen.iter().filter(|c| is_word2vec(&c.model)) {
+        let table = if c.model == ModelId::Sgns.name() {
+            "sgns"
+        } else {
+            "cbow"
+        };
+        println!("[{table}] alpha = {}   # {}: {}", c.lr, c.model, c.status);
+    }
     Ok(())
+}
+
+fn is_word2vec(model: &str) -> bool {
+    ModelId::from_name(model).is_some_and(ModelId::is_word2vec)
 }
 
 /// Per variant, the rate with the lowest dev loss averaged over seeds (ties: the lower rate).
