@@ -1591,33 +1591,40 @@ fn export_writes_the_tables_the_study_scores() {
     }
 }
 
+/// A sweep config extending ten-seeds.toml with `sweep` as its `[sweep]` table, in `dir`, and
+/// the output folder beside it.
+fn sweep_setup(dir: &tempfile::TempDir, sweep: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let cfg = dir.path().join("sweep.toml");
+    let base = manifest_dir().join("../experiments/configs/ten-seeds.toml");
+    std::fs::write(&cfg, format!("extends = {base:?}\n[sweep]\n{sweep}")).unwrap();
+    (cfg, dir.path().join("out"))
+}
+
+/// `--exp sweep --quick` with `cfg` into `out`, and `extra` arguments.
+fn run_sweep(cfg: &std::path::Path, out: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let mut a = vec![
+        "--exp",
+        "sweep",
+        "--quick",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    a.extend_from_slice(extra);
+    run(&a)
+}
+
 #[test]
 fn word2vec_sweep_scores_the_dev_block_by_its_own_objective_and_chooses_like_the_transformers() {
     let dir = tempfile::tempdir().unwrap();
-    let root = manifest_dir().join("..");
     // CBOW at half, twice and 64 times its default rate (0.05), one epoch of the training
     // split, one sweep seed: complete after one file. The last rate diverges.
-    let cfg = dir.path().join("sweep.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "extends = {:?}\n[sweep]\nepochs = 1.0\nseeds = [1001]\nmodels = [\"word2vec-cbow\"]\nword2vec_alpha_factors = [0.5, 2.0, 64.0]\n",
-            root.join("experiments/configs/ten-seeds.toml")
-        ),
-    )
-    .unwrap();
-    let out = dir.path().join("out");
-    let sweep = || {
-        run(&[
-            "--exp",
-            "sweep",
-            "--quick",
-            "--config",
-            cfg.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-    };
+    let (cfg, out) = sweep_setup(
+        &dir,
+        "epochs = 1.0\nseeds = [1001]\nmodels = [\"word2vec-cbow\"]\nword2vec_alpha_factors = [0.5, 2.0, 64.0]\n",
+    );
+    let sweep = || run_sweep(&cfg, &out, &[]);
     let o = sweep();
     assert!(o.status.success(), "{}", stderr(&o));
     let kept = out.join("sweep/word2vec-cbow-seed1001.csv");
@@ -1674,7 +1681,9 @@ fn word2vec_sweep_scores_the_dev_block_by_its_own_objective_and_chooses_like_the
         "{chosen}"
     );
     assert!(
-        stdout(&o).contains(&format!("[cbow] alpha = {best}")),
+        stdout(&o).contains(&format!(
+            "[cbow]   # word2vec-cbow (chosen)\nalpha = {best}"
+        )),
         "{}",
         stdout(&o)
     );
@@ -1706,28 +1715,11 @@ fn sweep_quick_trains_each_rate_chooses_once_complete_and_refuses_what_it_cannot
     let dir = tempfile::tempdir().unwrap();
     let root = manifest_dir().join("..");
     // One variant, one seed, two rates: the sweep is complete after one (variant, seed).
-    let cfg = dir.path().join("sweep.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "extends = {:?}\n[sweep]\nlrs = [3e-3, 1.2e-2]\nseeds = [1001]\nmodels = [\"transformer-mlm\"]\n",
-            root.join("experiments/configs/ten-seeds.toml")
-        ),
-    )
-    .unwrap();
-    let out = dir.path().join("out");
-    let sweep = |extra: &[&str]| {
-        let mut a = vec![
-            "--exp",
-            "sweep",
-            "--quick",
-            "--config",
-            cfg.to_str().unwrap(),
-        ];
-        a.extend_from_slice(&["--out", out.to_str().unwrap()]);
-        a.extend_from_slice(extra);
-        run(&a)
-    };
+    let (cfg, out) = sweep_setup(
+        &dir,
+        "lrs = [3e-3, 1.2e-2]\nseeds = [1001]\nmodels = [\"transformer-mlm\"]\n",
+    );
+    let sweep = |extra: &[&str]| run_sweep(&cfg, &out, extra);
     let o = sweep(&[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = std::fs::read_to_string(out.join("sweep/transformer-mlm-seed1001.csv")).unwrap();

@@ -63,14 +63,15 @@ impl Heldout {
     /// vocabulary's `counts` (what subsampling and the noise table are built from in training),
     /// `train_counts` (each word's count in the text the model was trained on: the context-free
     /// level's unigram), `config`'s architecture, window, noise-word count and subsampling
-    /// threshold, and `seed` for the draws.
+    /// threshold, and `seed` for the draws. Refused where fewer than two words are kept (no
+    /// example: every loss would be 0/0).
     pub fn new(
         ids: &[u32],
         counts: &[u64],
         train_counts: &[u64],
         config: &Word2VecConfig,
         seed: u64,
-    ) -> Heldout {
+    ) -> Result<Heldout, String> {
         assert_eq!(
             counts.len(),
             train_counts.len(),
@@ -85,6 +86,13 @@ impl Heldout {
             .copied()
             .filter(|&w| w < v && keep[w as usize] >= rng.next_f32())
             .collect();
+        if kept.len() < 2 {
+            return Err(format!(
+                "the held-out text gives no example: {} of its {} words kept (out-of-vocabulary words and subsampling dropped), at least 2 needed",
+                kept.len(),
+                ids.len()
+            ));
+        }
         let (mut noise, mut noise_at) = (Vec::new(), vec![0]);
         for &t in &kept {
             for _ in 0..config.negative {
@@ -114,14 +122,14 @@ impl Heldout {
                 (p / (k * q * (1.0 - p))).ln()
             })
             .collect();
-        Heldout {
+        Ok(Heldout {
             architecture: config.architecture,
             window: config.window,
             kept,
             noise,
             noise_at,
             context_free,
-        }
+        })
     }
 
     /// The number of held-out words kept (out-of-vocabulary words and subsampling dropped).
@@ -235,17 +243,73 @@ mod tests {
         assert_eq!(log_sigmoid(800.0), 0.0);
     }
 
-    /// One word in the vocabulary: every noise draw equals the target and is skipped, so the
-    /// loss is the positive term alone, by hand.
+    /// No noise words (k = 0): each example is its positive term alone, so the weights of the
+    /// distances decide the mean. Window 3, where P(b >= d) is 1, 2/3, 1/3 (1/d would be 1, 1/2,
+    /// 1/3: another answer).
     #[test]
     fn skip_gram_weights_each_distance_by_the_chance_the_reduced_window_reaches_it() {
-        let (counts, ids) = (vec![10u64], vec![0u32, 0, 0]);
-        let h = Heldout::new(&ids, &counts, &counts, &config(Architecture::Sg, 2, 3), 7);
-        assert_eq!(h.noise.len(), 0, "a draw equal to the target is skipped");
-        // v = 2, u = 0.5: every example scores 1.0, so the mean is -log σ(1) whatever the
-        // weights; with u = 0.5 it is ln(1 + e^-1) = 0.313262.
-        let loss = h.loss(&table(&[2.0]), &table(&[0.5]));
-        assert!((loss - 0.313_261_687_518_222_8).abs() < 1e-12, "{loss}");
+        let (counts, ids) = (vec![5u64, 5], vec![0u32, 1, 0, 1]);
+        let h = Heldout::new(&ids, &counts, &counts, &config(Architecture::Sg, 3, 0), 7).unwrap();
+        assert!(h.noise.is_empty());
+        let (v, u) = ([1.0f64, -2.0], [0.5f64, 0.25]);
+        let ls = |x: f64| (1.0 + (-x).exp()).ln();
+        let mean = |weight: [f64; 3]| {
+            let (mut sum, mut total) = (0.0, 0.0);
+            for p in 0..4usize {
+                for i in 0..4usize {
+                    let d = p.abs_diff(i);
+                    if d == 0 {
+                        continue;
+                    }
+                    let w = weight[d - 1];
+                    sum += w * ls(v[ids[i] as usize] * u[ids[p] as usize]);
+                    total += w;
+                }
+            }
+            sum / total
+        };
+        let loss = h.loss(&table(&[1.0, -2.0]), &table(&[0.5, 0.25]));
+        assert!(
+            (loss - mean([1.0, 2.0 / 3.0, 1.0 / 3.0])).abs() < 1e-12,
+            "{loss}"
+        );
+        assert!(
+            (loss - mean([1.0, 0.5, 1.0 / 3.0])).abs() > 1e-3,
+            "the test tells 1/d apart"
+        );
+    }
+
+    /// The noise words: unigram^0.75 over the vocabulary's counts, a draw equal to its target
+    /// skipped. Counts 16, 1, 16 give q = 8/17, 1/17, 8/17; every target is word 2, so the kept
+    /// draws are words 0 and 1 in the ratio 8 : 1 (power 1 would give 16 : 1, uniform 1 : 1).
+    #[test]
+    fn noise_words_follow_the_three_quarter_power_and_skip_their_target() {
+        let counts = vec![16u64, 1, 16];
+        let ids = vec![2u32; 3000];
+        let h = Heldout::new(&ids, &counts, &counts, &config(Architecture::Sg, 1, 5), 3).unwrap();
+        for p in 0..h.kept_words() {
+            let t = h.kept[p];
+            assert!(h.noise[h.noise_at[p]..h.noise_at[p + 1]]
+                .iter()
+                .all(|&n| n != t));
+        }
+        let ones = h.noise.iter().filter(|&&n| n == 1).count() as f64;
+        let share = ones / h.noise.len() as f64;
+        // 15,000 draws, about 7,900 kept: the share's standard error is about 0.0035.
+        assert!((share - 1.0 / 9.0).abs() < 0.015, "{share}");
+        // About 9/17 of the draws kept.
+        let kept = h.noise.len() as f64 / 15_000.0;
+        assert!((kept - 9.0 / 17.0).abs() < 0.02, "{kept}");
+    }
+
+    #[test]
+    fn text_that_keeps_fewer_than_two_words_is_refused() {
+        let cfg = config(Architecture::Cbow, 2, 1);
+        let e = Heldout::new(&[0, 7, 9], &[3, 1], &[3, 1], &cfg, 1)
+            .err()
+            .expect("ids 7 and 9 are out of vocabulary");
+        assert!(e.contains("1 of its 3 words kept"), "{e}");
+        assert!(Heldout::new(&[], &[3, 1], &[3, 1], &cfg, 1).is_err());
     }
 
     #[test]
@@ -260,7 +324,7 @@ mod tests {
         let score = |c: f64, t: u32| c * [0.5, 0.25][t as usize];
 
         // Skip-gram, window 2: weights 1 at distance 1, 1/2 at distance 2.
-        let sg = Heldout::new(&ids, &counts, &counts, &config(Architecture::Sg, 2, 2), 5);
+        let sg = Heldout::new(&ids, &counts, &counts, &config(Architecture::Sg, 2, 2), 5).unwrap();
         assert!(!sg.noise.is_empty() && sg.noise.len() < 8, "{:?}", sg.noise);
         let v = [1.0, -2.0];
         let noise_term = |p: usize, c: f64| -> f64 {
@@ -287,7 +351,8 @@ mod tests {
         assert!((sg.loss(&input, &output) - sum / weight).abs() < 1e-12);
 
         // CBOW, window 2: position 0 averages {1} at b = 1 and {1, 0} at b = 2, and so on.
-        let cbow = Heldout::new(&ids, &counts, &counts, &config(Architecture::Cbow, 2, 2), 5);
+        let cbow =
+            Heldout::new(&ids, &counts, &counts, &config(Architecture::Cbow, 2, 2), 5).unwrap();
         let windows: [[&[usize]; 2]; 4] = [
             [&[1], &[1, 2]],
             [&[0, 2], &[0, 2, 3]],
@@ -320,7 +385,7 @@ mod tests {
         let counts: Vec<u64> = (1..=50).map(|c| c * 3).collect();
         let ids: Vec<u32> = (0..400).map(|i| (i * 7 % 50) as u32).collect();
         let cfg = config(Architecture::Cbow, 3, 5);
-        let h = Heldout::new(&ids, &counts, &counts, &cfg, 11);
+        let h = Heldout::new(&ids, &counts, &counts, &cfg, 11).unwrap();
         let zeros = table(&[0.0; 50]);
         let kept_noise = h.noise.len() as f64 / h.kept_words() as f64;
         // CBOW: every position has a context at every b here, so each position weighs the same.
@@ -335,15 +400,15 @@ mod tests {
         let ids: Vec<u32> = (0..500).map(|i| (i * i % 30) as u32).collect();
         let mut cfg = config(Architecture::Sg, 4, 5);
         cfg.sample = 1e-2;
-        let a = Heldout::new(&ids, &counts, &counts, &cfg, 5);
-        let b = Heldout::new(&ids, &counts, &counts, &cfg, 5);
-        let c = Heldout::new(&ids, &counts, &counts, &cfg, 6);
+        let a = Heldout::new(&ids, &counts, &counts, &cfg, 5).unwrap();
+        let b = Heldout::new(&ids, &counts, &counts, &cfg, 5).unwrap();
+        let c = Heldout::new(&ids, &counts, &counts, &cfg, 6).unwrap();
         assert_eq!((&a.kept, &a.noise), (&b.kept, &b.noise));
         assert_ne!((&a.kept, &a.noise), (&c.kept, &c.noise));
         assert!(a.kept_words() < ids.len(), "frequent words are subsampled");
         // Out-of-vocabulary ids (30 and above) are dropped.
         let with_oov: Vec<u32> = ids.iter().map(|&w| if w == 0 { 99 } else { w }).collect();
-        let d = Heldout::new(&with_oov, &counts, &counts, &cfg, 5);
+        let d = Heldout::new(&with_oov, &counts, &counts, &cfg, 5).unwrap();
         assert!(d.kept.iter().all(|&w| w < 30));
     }
 
@@ -356,14 +421,51 @@ mod tests {
         // With k = 1, σ(s_0) = p_0 / (p_0 + q_0 (1 - p_0)).
         let counts = vec![3u64, 1];
         let cfg = config(Architecture::Sg, 1, 1);
-        let h = Heldout::new(&[0, 1], &counts, &[5, 1], &cfg, 1);
+        let h = Heldout::new(&[0, 1], &counts, &[5, 1], &cfg, 1).unwrap();
         let q0 = 3f64.powf(0.75) / (3f64.powf(0.75) + 1.0);
         let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
         assert!((sig(h.context_free[0]) - 0.75 / (0.75 + q0 * 0.25)).abs() < 1e-12);
         let q1 = 1.0 - q0;
         assert!((sig(h.context_free[1]) - 0.25 / (0.25 + q1 * 0.75)).abs() < 1e-12);
+        // k = 5 and subsampling: counts 300 and 100 at sample 1e-3 (t = 0.4) keep
+        // (sqrt(750) + 1) 0.4 / 300 = 0.037848 and (sqrt(250) + 1) 0.4 / 100 = 0.067246 of each;
+        // training counts 299 and 99, smoothed to 300 and 100, give kept masses 11.354 and 6.725.
+        let counts = vec![300u64, 100];
+        let mut cfg5 = config(Architecture::Sg, 2, 5);
+        cfg5.sample = 1e-3;
+        let ids: Vec<u32> = (0..400).map(|i| (i % 4 == 0) as u32).collect();
+        let h5 = Heldout::new(&ids, &counts, &[299, 99], &cfg5, 2).unwrap();
+        let (m0, m1) = (300.0 * 0.037_848_4, 100.0 * 0.067_245_6);
+        let p0 = m0 / (m0 + m1);
+        let q0 = 300f64.powf(0.75) / (300f64.powf(0.75) + 100f64.powf(0.75));
+        let s = [
+            (p0 / (5.0 * q0 * (1.0 - p0))).ln(),
+            ((1.0 - p0) / (5.0 * (1.0 - q0) * p0)).ln(),
+        ];
+        assert!(
+            (h5.context_free[0] - s[0]).abs() < 1e-5 && (h5.context_free[1] - s[1]).abs() < 1e-5
+        );
+        // The level itself, from the kept words and draws: each example's -log σ(s_t) and
+        // -log σ(-s_n), weighted by distance (1 and 1/2 at window 2).
+        let ls = |x: f64| (1.0 + (-x).exp()).ln();
+        let (mut sum, mut total) = (0.0, 0.0);
+        for p in 0..h5.kept_words() {
+            let noise: f64 = h5.noise[h5.noise_at[p]..h5.noise_at[p + 1]]
+                .iter()
+                .map(|&n| ls(-s[n as usize]))
+                .sum();
+            for i in p.saturating_sub(2)..(p + 3).min(h5.kept_words()) {
+                if i != p {
+                    let w = if p.abs_diff(i) == 1 { 1.0 } else { 0.5 };
+                    sum += w * (ls(s[h5.kept[p] as usize]) + noise);
+                    total += w;
+                }
+            }
+        }
+        assert!(h5.kept_words() < 100, "subsampled: {}", h5.kept_words());
+        assert!((h5.context_free_loss() - sum / total).abs() < 1e-4);
         // A word the training split never has gets a finite score all the same.
-        let unseen = Heldout::new(&[0, 1], &counts, &[4, 0], &cfg, 1);
+        let unseen = Heldout::new(&[0, 1], &counts, &[4, 0], &cfg, 1).unwrap();
         assert!(unseen.context_free.iter().all(|s| s.is_finite()));
         assert!(unseen.context_free_loss().is_finite());
         // The expected loss per example, E = Σ_t p_t [-log σ(s_t) - k Σ_{n≠t} q_n log σ(-s_n)],
@@ -433,7 +535,8 @@ mod tests {
                 ..Word2VecConfig::default()
             };
             let trained = crate::train(&train, &cfg, false).unwrap();
-            let h = Heldout::new(heldout_ids, corpus.vocab.counts(), &train_counts, &cfg, 4);
+            let h =
+                Heldout::new(heldout_ids, corpus.vocab.counts(), &train_counts, &cfg, 4).unwrap();
             let zeros = WordVectors::new(
                 corpus.vocab.words().to_vec(),
                 20,

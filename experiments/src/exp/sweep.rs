@@ -3,7 +3,8 @@
 //! budget in epochs and seeds kept apart from the study's; every variant the study trains is
 //! trained at each rate for that budget (warm-up, then linear decay to zero at the budget's
 //! end), and the rate with the lowest dev loss at the end, averaged over the sweep's seeds, is
-//! chosen. The test half of the held-out block is never read here.
+//! chosen. No loss is read on the test half of the held-out block here (the vocabulary, and
+//! with it word2vec's subsampling and noise table, is the whole corpus's, as in the study).
 //!
 //! Each (variant, seed) writes `<out>/sweep/<model>-seed<S>.csv` (one row per rate), so that
 //! runs can go side by side in separate processes (`--model`, `--seed`); once every file the
@@ -23,7 +24,9 @@
 //! that objective's context-free level. Its rows are [`SweepRow`]s too: `lr` is the starting
 //! rate, `steps` the centre words trained, `dev_loss_first` the loss at the start (every output
 //! row zero), `backend` `cpu`; a run whose training loss became non-finite (too high a rate)
-//! has an infinite `dev_loss`, 0 steps and no embedding scale.
+//! has an infinite `dev_loss`, 0 steps and no embedding scale. (A rate can also blow the
+//! vectors up while training's loss, read from a saturating table, stays finite: its dev loss
+//! is then finite and huge.)
 //!
 //! [`Sequences::train_tokens`]: transformer::data::Sequences::train_tokens
 
@@ -75,7 +78,7 @@ pub struct SweepRow {
 pub struct Chosen {
     pub model: String,
     pub lr: f64,
-    /// Its dev loss, averaged over the sweep's seeds, and the runaway's: the next best rate.
+    /// Its dev loss, averaged over the sweep's seeds, and the runner-up's: the next best rate.
     pub mean_dev_loss: f64,
     pub runner_up_lr: f64,
     pub runner_up_mean_dev_loss: f64,
@@ -332,10 +335,33 @@ fn sweep_run(
 /// every rate, seed and architecture, as the transformers' dev masks are fixed by batch.
 pub const WORD2VEC_DEV_SEED: u64 = 0xDE7;
 
+/// What word2vec reads in the sweep: the corpus cut to the training split's text (its chunks
+/// ending there), each word's count in that text, and the dev block ([`dev_block`]).
+fn word2vec_split(
+    corpus: &corpus::Corpus,
+    seqs: &transformer::data::Sequences,
+    training: &TrainingConfig,
+) -> (corpus::Corpus, Vec<u64>, std::ops::Range<usize>) {
+    let end = seqs.train_tokens().end;
+    let mut train = corpus.clone();
+    let enc = &mut train.encoded;
+    enc.ids.truncate(end);
+    enc.bounds.retain(|&b| b < end);
+    enc.bounds.push(end);
+    let mut counts = vec![0u64; train.vocab.len()];
+    for &id in &train.encoded.ids {
+        if let Some(c) = counts.get_mut(id as usize) {
+            *c += 1;
+        }
+    }
+    (train, counts, dev_block(seqs, training))
+}
+
 /// One word2vec sweep run's config: the study's `[sgns]` or `[cbow]` with the sweep seed, the
 /// starting rate `alpha` and the sweep's budget in epochs of the training split (the rate
-/// decaying to `min_alpha` over it), and the name its row is kept under (a hash of the config,
-/// the corpus config and the training split's length, as run directories are named).
+/// decaying to `min_alpha` over it), and the name its row is kept under: a hash of the config,
+/// the corpus config, the training split's length and the dev block's place and draws, so that
+/// a row scored on other text, or trained on it, is not taken for this run's.
 fn word2vec_sweep_config(
     study: &Study,
     id: ModelId,
@@ -350,9 +376,25 @@ fn word2vec_sweep_config(
         max_tokens: Some((sweep.epochs * tokens as f64).round() as u64),
         ..study.word2vec_config(id, seed)
     };
-    let key = (study.corpus_config(), &w, "training split", tokens);
+    let dev = dev_block(&study.seqs, &study.cfg.training);
+    let key = (
+        study.corpus_config(),
+        &w,
+        "training split",
+        tokens,
+        (dev.start, dev.end, WORD2VEC_DEV_SEED),
+    );
     let name = format!("sweep-{}-seed{seed}-{}", id.name(), runs::config_hash(&key));
     (w, name)
+}
+
+/// The dev block's text as a range of the corpus's ids: the held-out sequences before the
+/// first the runs report on ([`training::reported_sequences`]), so never the test block's.
+fn dev_block(
+    seqs: &transformer::data::Sequences,
+    training: &TrainingConfig,
+) -> std::ops::Range<usize> {
+    seqs.heldout_tokens(0..training::reported_sequences(seqs, training).start)
 }
 
 /// word2vec at starting rate `alpha` on the training split's text, scored on the dev block's
@@ -365,20 +407,9 @@ fn word2vec_run(
     sweep: &SweepConfig,
 ) -> anyhow::Result<SweepRow> {
     let (w, run) = word2vec_sweep_config(study, id, seed, alpha, sweep);
-    let train_range = study.seqs.train_tokens();
-    let mut corpus = study.corpus.clone();
-    let enc = &mut corpus.encoded;
-    enc.ids.truncate(train_range.end);
-    enc.bounds.retain(|&b| b < train_range.end);
-    enc.bounds.push(train_range.end);
-    let mut train_counts = vec![0u64; corpus.vocab.len()];
-    for &id in &corpus.encoded.ids {
-        if let Some(c) = train_counts.get_mut(id as usize) {
-            *c += 1;
-        }
-    }
-    let dev_rows = training::reported_sequences(&study.seqs, &study.cfg.training).start;
-    let dev = &study.corpus.encoded.ids[study.seqs.heldout_tokens(0..dev_rows)];
+    let (corpus, train_counts, dev) =
+        word2vec_split(&study.corpus, &study.seqs, &study.cfg.training);
+    let dev = &study.corpus.encoded.ids[dev];
     println!(
         "sweep: {} seed {seed} alpha {alpha}, {} tokens of the training split -> {run}",
         id.name(),
@@ -391,7 +422,14 @@ fn word2vec_run(
         &train_counts,
         &w,
         WORD2VEC_DEV_SEED,
-    );
+    )
+    .map_err(|e| {
+        anyhow::anyhow!(
+            "{} seed {seed}: the dev block ({} held-out tokens): {e}",
+            id.name(),
+            dev.len()
+        )
+    })?;
     let zeros = word2vec::WordVectors::new(
         corpus.vocab.words().to_vec(),
         w.dim,
@@ -523,8 +561,11 @@ fn check_rows(
     let kept: Vec<f64> = rows.iter().map(|r| r.lr).collect();
     if kept != lrs
         || rows.iter().any(|r| {
-            // An infinite dev loss is a run that diverged (word2vec's rows); NaN is no loss.
-            r.model != id.name() || r.seed != seed || r.epochs != epochs || r.dev_loss.is_nan()
+            // +inf is a run that diverged (word2vec's rows); NaN or -inf is no loss.
+            r.model != id.name()
+                || r.seed != seed
+                || r.epochs != epochs
+                || !(r.dev_loss.is_finite() || r.dev_loss == f64::INFINITY)
         })
     {
         anyhow::bail!(
@@ -585,7 +626,8 @@ fn choose_if_complete(
         } else {
             "cbow"
         };
-        println!("[{table}] alpha = {}   # {}: {}", c.lr, c.model, c.status);
+        // word2vec's rate is its own table's `alpha`, not a [learning_rates] entry.
+        println!("[{table}]   # {} ({})\nalpha = {}", c.model, c.status, c.lr);
     }
     Ok(())
 }
@@ -668,6 +710,79 @@ mod tests {
             seconds: 1.0,
             run: String::new(),
         }
+    }
+
+    #[test]
+    fn word2vec_reads_the_training_split_and_the_dev_block_only() {
+        use corpus::{Corpus, CorpusConfig, Preset};
+        // 1,003 words in chunks of 7, sequences of 10 words: 100 sequences, 10 held out; in
+        // batches of 2 the held-out split is 5 batches, the first 2 the dev block.
+        let text: String = (0..1003).map(|i| format!("w{} ", i % 97)).collect();
+        let cfg = CorpusConfig {
+            preset: Preset::Text8,
+            min_count: 1,
+            chunk_len: 7,
+            ..CorpusConfig::default()
+        };
+        let corpus = Corpus::from_text(&text, Path::new("planted"), &cfg).unwrap();
+        let seqs = transformer::data::Sequences::new(&corpus, 12, 0.1).unwrap();
+        let training = TrainingConfig {
+            batch_size: 2,
+            dev_split: true,
+            eval_batches: None,
+            ..TrainingConfig::default()
+        };
+        let (train, counts, dev) = word2vec_split(&corpus, &seqs, &training);
+        assert_eq!(train.encoded.ids, corpus.encoded.ids[..900]);
+        assert_eq!(*train.encoded.bounds.last().unwrap(), 900);
+        assert!(train
+            .encoded
+            .bounds
+            .windows(2)
+            .all(|w| w[0] < w[1] && w[1] - w[0] <= 7));
+        assert_eq!(counts.iter().sum::<u64>(), 900);
+        assert_eq!(counts[corpus.vocab.id("w0").unwrap() as usize], 10);
+        assert_eq!(dev, 900..940);
+        // The test block starts where the dev block ends.
+        let test_rows = training::reported_sequences(&seqs, &training).start..seqs.n_heldout();
+        assert_eq!(seqs.heldout_tokens(test_rows).start, dev.end);
+    }
+
+    #[test]
+    fn kept_rows_with_no_loss_are_refused_and_a_diverged_rate_is_never_chosen() {
+        let m = ModelId::Sgns.name();
+        let path = Path::new("kept.csv");
+        let ok = vec![row(m, 1, 0.1, 5.0), row(m, 1, 0.2, f64::INFINITY)];
+        check_rows(path, &ok, &[0.1, 0.2], 1.0, ModelId::Sgns, 1).unwrap();
+        for bad in [f64::NAN, f64::NEG_INFINITY] {
+            let rows = vec![row(m, 1, 0.1, 5.0), row(m, 1, 0.2, bad)];
+            let e = check_rows(path, &rows, &[0.1, 0.2], 1.0, ModelId::Sgns, 1).unwrap_err();
+            assert!(
+                e.to_string().contains("kept.csv: not this sweep's runs"),
+                "{e}"
+            );
+        }
+        // One seed diverging at a rate makes its mean infinite: never chosen over a finite one.
+        let rows = vec![
+            row(m, 1, 0.05, 5.5),
+            row(m, 2, 0.05, 5.6),
+            row(m, 1, 0.1, 5.0),
+            row(m, 2, 0.1, f64::INFINITY),
+            row(m, 1, 0.2, 5.8),
+            row(m, 2, 0.2, 5.9),
+        ];
+        let c = &choose(&rows, &[ModelId::Sgns]).unwrap()[0];
+        assert_eq!(
+            (c.lr, c.runner_up_lr, c.status.as_str()),
+            (0.05, 0.2, "edge")
+        );
+        // Every rate diverged: the row says so (an infinite loss, off the plateau).
+        let all = vec![row(m, 1, 0.1, f64::INFINITY), row(m, 1, 0.2, f64::INFINITY)];
+        let c = &choose(&all, &[ModelId::Sgns]).unwrap()[0];
+        assert!(
+            c.mean_dev_loss.is_infinite() && c.status == "plateau",
+            "{c:?}"
+        );
     }
 
     #[test]
