@@ -73,3 +73,53 @@ fn intervals_are_read_with_their_signs() {
         ]
     );
 }
+
+/// The README's bullet on word2vec's rate quotes the rate check's paired differences
+/// (results/sweep/word2vec-rate-check/summary.csv) without brackets (they are not the report's):
+/// every signed number in it ("+0.109", "-0.026") is one of summary.csv's differences rounded to
+/// three decimals, and every "from 0.452" one of its means, so that a rerun of the check cannot
+/// leave the bullet behind unnoticed.
+#[test]
+fn the_readmes_word2vec_rate_numbers_are_the_rate_checks() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme
+        .find("- **word2vec is not tuned in these rows**")
+        .expect("the README's bullet on word2vec's rate");
+    let end = start + 2 + readme[start + 2..].find("\n- **").unwrap();
+    let bullet = readme[start..end].replace('\n', " ");
+    let summary =
+        std::fs::read_to_string(root.join("results/sweep/word2vec-rate-check/summary.csv"))
+            .unwrap();
+    let mut lines = summary.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (diff, mean) = (col("difference"), col("default_mean"));
+    let (mut diffs, mut means) = (Vec::new(), Vec::new());
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        diffs.push(format!("{:+.3}", f[diff].parse::<f64>().unwrap()));
+        means.push(format!("{:.3}", f[mean].parse::<f64>().unwrap()));
+    }
+    // Signed numbers: a sign right before "0." (the bullet's differences are all below 1).
+    let signed: Vec<String> = bullet
+        .match_indices("0.")
+        .filter(|&(i, _)| i > 0 && matches!(&bullet[i - 1..i], "+" | "-"))
+        .map(|(i, _)| bullet[i - 1..i + 5].to_string())
+        .collect();
+    assert!(signed.len() >= 10, "{signed:?}");
+    for s in &signed {
+        assert!(diffs.contains(s), "{s} is not a difference in summary.csv");
+    }
+    let from: Vec<&str> = bullet
+        .match_indices("from 0.")
+        .map(|(i, _)| &bullet[i + 5..i + 10])
+        .collect();
+    assert!(from.len() >= 3, "{from:?}");
+    for m in &from {
+        assert!(
+            means.iter().any(|x| x == m),
+            "from {m} is not a mean in summary.csv"
+        );
+    }
+}

@@ -416,31 +416,33 @@ mod tests {
     /// word's score away from `s_w` raises the expected loss, and its value by hand for one word.
     #[test]
     fn the_context_free_level_is_the_best_constant_scorer() {
-        // Two words counted 5 and 1 in training, smoothed to 6 and 2: kept shares p = (3/4, 1/4)
-        // (no subsampling); noise shares q ∝ (3^0.75, 1) from the vocabulary's counts 3 and 1.
+        // Two words counted 7 and 1 in training, smoothed to 8 and 2: kept shares p = (4/5, 1/5)
+        // (no subsampling); noise shares q ∝ (3^0.75, 1) from the vocabulary's counts 3 and 1,
+        // which are not in the training counts' proportion (the two must not be mixed up).
         // With k = 1, σ(s_0) = p_0 / (p_0 + q_0 (1 - p_0)).
         let counts = vec![3u64, 1];
         let cfg = config(Architecture::Sg, 1, 1);
-        let h = Heldout::new(&[0, 1], &counts, &[5, 1], &cfg, 1).unwrap();
+        let h = Heldout::new(&[0, 1], &counts, &[7, 1], &cfg, 1).unwrap();
         let q0 = 3f64.powf(0.75) / (3f64.powf(0.75) + 1.0);
         let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
-        assert!((sig(h.context_free[0]) - 0.75 / (0.75 + q0 * 0.25)).abs() < 1e-12);
+        assert!((sig(h.context_free[0]) - 0.8 / (0.8 + q0 * 0.2)).abs() < 1e-12);
         let q1 = 1.0 - q0;
-        assert!((sig(h.context_free[1]) - 0.25 / (0.25 + q1 * 0.75)).abs() < 1e-12);
+        assert!((sig(h.context_free[1]) - 0.2 / (0.2 + q1 * 0.8)).abs() < 1e-12);
         // k = 5 and subsampling: counts 300 and 100 at sample 1e-3 (t = 0.4) keep
         // (sqrt(750) + 1) 0.4 / 300 = 0.037848 and (sqrt(250) + 1) 0.4 / 100 = 0.067246 of each;
-        // training counts 299 and 99, smoothed to 300 and 100, give kept masses 11.354 and 6.725.
+        // training counts 199 and 149, smoothed to 200 and 150, give kept masses 7.570 and
+        // 10.087 (not the vocabulary's proportion).
         let counts = vec![300u64, 100];
         let mut cfg5 = config(Architecture::Sg, 2, 5);
         cfg5.sample = 1e-3;
         let ids: Vec<u32> = (0..400).map(|i| (i % 4 == 0) as u32).collect();
-        let h5 = Heldout::new(&ids, &counts, &[299, 99], &cfg5, 2).unwrap();
-        let (m0, m1) = (300.0 * 0.037_848_4, 100.0 * 0.067_245_6);
-        let p0 = m0 / (m0 + m1);
-        let q0 = 300f64.powf(0.75) / (300f64.powf(0.75) + 100f64.powf(0.75));
+        let h5 = Heldout::new(&ids, &counts, &[199, 149], &cfg5, 2).unwrap();
+        let (m0, m1) = (200.0 * 0.037_848_4, 150.0 * 0.067_245_6);
+        let p5 = m0 / (m0 + m1);
+        let q5 = 300f64.powf(0.75) / (300f64.powf(0.75) + 100f64.powf(0.75));
         let s = [
-            (p0 / (5.0 * q0 * (1.0 - p0))).ln(),
-            ((1.0 - p0) / (5.0 * (1.0 - q0) * p0)).ln(),
+            (p5 / (5.0 * q5 * (1.0 - p5))).ln(),
+            ((1.0 - p5) / (5.0 * (1.0 - q5) * p5)).ln(),
         ];
         assert!(
             (h5.context_free[0] - s[0]).abs() < 1e-5 && (h5.context_free[1] - s[1]).abs() < 1e-5
@@ -470,7 +472,7 @@ mod tests {
         assert!(unseen.context_free_loss().is_finite());
         // The expected loss per example, E = Σ_t p_t [-log σ(s_t) - k Σ_{n≠t} q_n log σ(-s_n)],
         // is least at these scores.
-        let p = [0.75, 0.25];
+        let p = [0.8, 0.2];
         let q = [q0, q1];
         let expected = |s: [f64; 2]| -> f64 {
             (0..2)

@@ -776,7 +776,7 @@ mod tests {
             (c.lr, c.runner_up_lr, c.status.as_str()),
             (0.05, 0.2, "edge")
         );
-        // Every rate diverged: the row says so (an infinite loss, off the plateau).
+        // Every rate diverged: the row says so (an infinite loss, `plateau`: no run left it).
         let all = vec![row(m, 1, 0.1, f64::INFINITY), row(m, 1, 0.2, f64::INFINITY)];
         let c = &choose(&all, &[ModelId::Sgns]).unwrap()[0];
         assert!(
