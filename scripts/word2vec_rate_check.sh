@@ -5,12 +5,22 @@
 # scores word2vec). A check of whether the round's choice of the default moves word2vec's
 # scores, not the study's restatement: that retrains the round's word2vec models at the chosen
 # rate and reads them through the comparisons.
-#   scripts/word2vec_rate_check.sh   (about 20 CPU-minutes; two runs side by side)
+#   scripts/word2vec_rate_check.sh   (about 12 CPU-minutes; two runs side by side)
 # Writes results/sweep/word2vec-rate-check/eval.csv (every run's tidy rows, with its rates) and
 # summary.csv (scripts/word2vec_rate_check.py: each rate minus the default, paired by seed).
+# The corpus-size arms' prefixes the same way, their seeds 1-5 (ten-seeds-{quarter,half}.toml):
+#   FRACTION=0.25 scripts/word2vec_rate_check.sh   -> results/sweep/word2vec-rate-check-quarter/
+#   FRACTION=0.5 scripts/word2vec_rate_check.sh    -> results/sweep/word2vec-rate-check-half/
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=results/sweep/word2vec-rate-check
+FRACTION=${FRACTION:-}
+case "$FRACTION" in
+  "") out=results/sweep/word2vec-rate-check; SEEDS="1 2 3 4 5 6 7 8 9 10"; fraction_line="" ;;
+  0.25) out=results/sweep/word2vec-rate-check-quarter; SEEDS="1 2 3 4 5"; fraction_line="fraction = 0.25" ;;
+  0.5) out=results/sweep/word2vec-rate-check-half; SEEDS="1 2 3 4 5"; fraction_line="fraction = 0.5" ;;
+  *) echo "word2vec_rate_check: FRACTION is the corpus-size arms' 0.25 or 0.5, or unset (the whole slice), got $FRACTION" >&2; exit 2 ;;
+esac
+export fraction_line
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cargo build -q -p experiments
@@ -34,6 +44,7 @@ one() {
 path = "data/corpora/text8.gz"
 preset = "text8"
 min_count = 5
+$fraction_line
 [sgns]
 architecture = "sg"
 dim = 100
@@ -67,9 +78,10 @@ TOML
 export -f one
 export work
 jobs=()
-for r in $RATES; do for s in 1 2 3 4 5 6 7 8 9 10; do jobs+=("$r $s"); done; done
+for r in $RATES; do for s in $SEEDS; do jobs+=("$r $s"); done; done
 printf '%s\n' "${jobs[@]}" | xargs -P 2 -L 1 bash -c 'one "$0" "$1"'
-# Every run's rows there (xargs stops on a failed run, but nothing missing may pass unseen).
+# Every run's rows there: a failed run makes xargs exit non-zero (and `set -e` stop here), and a
+# run that succeeded without rows is caught by the count.
 got=$(ls "$work"/run-*/rows.csv | wc -l)
 if [ "$got" != "${#jobs[@]}" ]; then
   echo "word2vec_rate_check: $got of ${#jobs[@]} runs wrote their rows" >&2

@@ -75,7 +75,7 @@ fn intervals_are_read_with_their_signs() {
 }
 
 /// The README's bullet on word2vec's rate quotes the rate check's paired differences
-/// (results/sweep/word2vec-rate-check/summary.csv) without brackets (they are not the report's):
+/// (results/sweep/word2vec-rate-check*/summary.csv) without brackets (they are not the report's):
 /// every signed number in it ("+0.109", "-0.026") is one of summary.csv's differences rounded to
 /// three decimals, and every "from 0.452" one of its means, so that a rerun of the check cannot
 /// leave the bullet behind unnoticed.
@@ -88,18 +88,22 @@ fn the_readmes_word2vec_rate_numbers_are_the_rate_checks() {
         .expect("the README's bullet on word2vec's rate");
     let end = start + 2 + readme[start + 2..].find("\n- **").unwrap();
     let bullet = readme[start..end].replace('\n', " ");
-    let summary =
-        std::fs::read_to_string(root.join("results/sweep/word2vec-rate-check/summary.csv"))
-            .unwrap();
-    let mut lines = summary.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (diff, mean) = (col("difference"), col("default_mean"));
     let (mut diffs, mut means) = (Vec::new(), Vec::new());
-    for line in lines {
-        let f: Vec<&str> = line.split(',').collect();
-        diffs.push(format!("{:+.3}", f[diff].parse::<f64>().unwrap()));
-        means.push(format!("{:.3}", f[mean].parse::<f64>().unwrap()));
+    // The whole slice's check and the corpus-size arms' (quarter, half).
+    for arm in ["", "-quarter", "-half"] {
+        let path = root.join(format!(
+            "results/sweep/word2vec-rate-check{arm}/summary.csv"
+        ));
+        let summary = std::fs::read_to_string(&path).unwrap();
+        let mut lines = summary.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let (diff, mean) = (col("difference"), col("default_mean"));
+        for line in lines {
+            let f: Vec<&str> = line.split(',').collect();
+            diffs.push(format!("{:+.3}", f[diff].parse::<f64>().unwrap()));
+            means.push(format!("{:.3}", f[mean].parse::<f64>().unwrap()));
+        }
     }
     // Signed numbers: a sign right before "0." (the bullet's differences are all below 1).
     let signed: Vec<String> = bullet
