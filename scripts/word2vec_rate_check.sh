@@ -5,7 +5,7 @@
 # scores word2vec). A check of whether the round's choice of the default moves word2vec's
 # scores, not the study's restatement: that retrains the round's word2vec models at the chosen
 # rate and reads them through the comparisons.
-#   scripts/word2vec_rate_check.sh   (about 12 CPU-minutes; two runs side by side)
+#   scripts/word2vec_rate_check.sh   (minutes of CPU; two runs side by side)
 # Writes results/sweep/word2vec-rate-check/eval.csv (every run's tidy rows, with its rates) and
 # summary.csv (scripts/word2vec_rate_check.py: each rate minus the default, paired by seed).
 # The corpus-size arms' prefixes the same way, their seeds 1-5 (ten-seeds-{quarter,half}.toml):

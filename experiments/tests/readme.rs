@@ -76,9 +76,9 @@ fn intervals_are_read_with_their_signs() {
 
 /// The README's bullet on word2vec's rate quotes the rate check's paired differences
 /// (results/sweep/word2vec-rate-check*/summary.csv) without brackets (they are not the report's):
-/// every signed number in it ("+0.109", "-0.026") is one of summary.csv's differences rounded to
-/// three decimals, and every "from 0.452" one of its means, so that a rerun of the check cannot
-/// leave the bullet behind unnoticed.
+/// each phrase it gives is rebuilt here from the rows it names (model, rate, benchmark, arm) and
+/// must stand in the bullet as written, so that a rerun of the check, or a number copied from
+/// the wrong row, cannot pass unnoticed.
 #[test]
 fn the_readmes_word2vec_rate_numbers_are_the_rate_checks() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -87,43 +87,96 @@ fn the_readmes_word2vec_rate_numbers_are_the_rate_checks() {
         .find("- **word2vec is not tuned in these rows**")
         .expect("the README's bullet on word2vec's rate");
     let end = start + 2 + readme[start + 2..].find("\n- **").unwrap();
-    let bullet = readme[start..end].replace('\n', " ");
-    let (mut diffs, mut means) = (Vec::new(), Vec::new());
-    // The whole slice's check and the corpus-size arms' (quarter, half).
-    for arm in ["", "-quarter", "-half"] {
-        let path = root.join(format!(
+    let bullet = readme[start..end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    // One CSV's rows as maps from column to value.
+    let read = |path: &str| -> Vec<std::collections::HashMap<String, String>> {
+        let text = std::fs::read_to_string(root.join(path)).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+        lines
+            .map(|l| {
+                header
+                    .iter()
+                    .cloned()
+                    .zip(l.split(',').map(String::from))
+                    .collect()
+            })
+            .collect()
+    };
+    let check = |arm: &str| {
+        read(&format!(
             "results/sweep/word2vec-rate-check{arm}/summary.csv"
-        ));
-        let summary = std::fs::read_to_string(&path).unwrap();
-        let mut lines = summary.lines();
-        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-        let (diff, mean) = (col("difference"), col("default_mean"));
-        for line in lines {
-            let f: Vec<&str> = line.split(',').collect();
-            diffs.push(format!("{:+.3}", f[diff].parse::<f64>().unwrap()));
-            means.push(format!("{:.3}", f[mean].parse::<f64>().unwrap()));
-        }
-    }
-    // Signed numbers: a sign right before "0." (the bullet's differences are all below 1).
-    let signed: Vec<String> = bullet
-        .match_indices("0.")
-        .filter(|&(i, _)| i > 0 && matches!(&bullet[i - 1..i], "+" | "-"))
-        .map(|(i, _)| bullet[i - 1..i + 5].to_string())
-        .collect();
-    assert!(signed.len() >= 10, "{signed:?}");
-    for s in &signed {
-        assert!(diffs.contains(s), "{s} is not a difference in summary.csv");
-    }
-    let from: Vec<&str> = bullet
-        .match_indices("from 0.")
-        .map(|(i, _)| &bullet[i + 5..i + 10])
-        .collect();
-    assert!(from.len() >= 3, "{from:?}");
-    for m in &from {
+        ))
+    };
+    let (whole, quarter) = (check(""), check("-quarter"));
+    // A row's `column`, by model, rate and benchmark.
+    let at = |rows: &[std::collections::HashMap<String, String>],
+              model: &str,
+              alpha: f64,
+              bench: &str,
+              column: &str|
+     -> f64 {
+        rows.iter()
+            .find(|r| {
+                r["model"] == model
+                    && r["alpha"].parse::<f64>().unwrap() == alpha
+                    && r["benchmark"] == bench
+            })
+            .unwrap_or_else(|| panic!("no {model} {alpha} {bench} row"))[column]
+            .parse()
+            .unwrap()
+    };
+    let d =
+        |rows, model, alpha, bench| format!("{:+.3}", at(rows, model, alpha, bench, "difference"));
+    let from =
+        |rows, model, alpha, bench| format!("{:.3}", at(rows, model, alpha, bench, "default_mean"));
+    let (ws, men, simlex, analogies) = (
+        "WS-353-ALL",
+        "MEN-TR-3k",
+        "SIMLEX-999",
+        "questions-words:total",
+    );
+    let sg = |b| (d(&whole, "sgns", 0.05, b), d(&whole, "sgns", 0.1, b));
+    let tied_quarter = read("results/corpus-size/summary.csv")
+        .into_iter()
+        .find(|r| {
+            r["label"] == "a quarter"
+                && r["model"] == "transformer-mlm"
+                && r["representation"] == "embedding"
+                && r["benchmark"] == ws
+                && r["quantity"] == "spearman"
+        })
+        .unwrap()["value"]
+        .parse::<f64>()
+        .unwrap();
+    let phrases = [
+        format!("{} / {} on WS-353 (from {})", sg(ws).0, sg(ws).1, from(&whole, "sgns", 0.05, ws)),
+        format!("{} / {} on MEN (from {})", sg(men).0, sg(men).1, from(&whole, "sgns", 0.05, men)),
+        format!("{} / {} on SimLex", sg(simlex).0, sg(simlex).1),
+        format!(
+            "CBOW at twice by {} on WS-353, {} on MEN and {} on SimLex, at four times by {} on SimLex and {} on the analogies (from {})",
+            d(&whole, "cbow", 0.1, ws),
+            d(&whole, "cbow", 0.1, men),
+            d(&whole, "cbow", 0.1, simlex),
+            d(&whole, "cbow", 0.2, simlex),
+            d(&whole, "cbow", 0.2, analogies),
+            from(&whole, "cbow", 0.2, analogies)
+        ),
+        format!(
+            "SGNS's WS-353 by {} / {} (from {}; the tied embedding's is {:.3} there)",
+            d(&quarter, "sgns", 0.05, ws),
+            d(&quarter, "sgns", 0.1, ws),
+            from(&quarter, "sgns", 0.05, ws),
+            tied_quarter
+        ),
+    ];
+    for p in &phrases {
         assert!(
-            means.iter().any(|x| x == m),
-            "from {m} is not a mean in summary.csv"
+            bullet.contains(p.as_str()),
+            "the bullet does not say {p:?}: {bullet}"
         );
     }
 }
