@@ -1797,8 +1797,35 @@ impl Study {
         } else {
             format!("{passes:.4}")
         };
+        // word2vec's starting rate is a choice a reader must see beside its scores: the round
+        // changed it from word2vec.c's default to its own sweep's choice.
+        let w2v = |name: &str, c: &word2vec::Word2VecConfig, default: f32| {
+            let alpha = c.start_alpha();
+            let rate = if alpha == default {
+                format!("starting rate {alpha} (word2vec.c's default)")
+            } else {
+                format!(
+                    "starting rate {alpha} ({} times word2vec.c's default {default})",
+                    alpha / default
+                )
+            };
+            format!(
+                "{name}: {} dimensions, window {}, {} negatives, {} epochs, {rate}, {} thread{}",
+                c.dim,
+                c.window,
+                c.negative,
+                c.epochs,
+                c.threads,
+                if c.threads == 1 { "" } else { "s" }
+            )
+        };
+        let word2vec = format!(
+            "word2vec on the same corpus and vocabulary: {}; {}.",
+            w2v("skip-gram", &self.cfg.sgns, 0.025),
+            w2v("CBOW", &self.cfg.cbow, 0.05)
+        );
         format!(
-            "**The models** ({config}). The study's masked LM ({head}) has {params} parameters: d_model {}, {} layers, {} heads, d_ff {}, a {}-token context and a vocabulary of {} whole words (the other transformers differ from it as their names say; {other_head}). Each trains up to {} steps of {} tokens (the plateau rule can stop one earlier; each model's `curve.csv` says where it stopped), {seen} tokens seen, {passes} passes over the {train}-token training split of the {corpus}-token corpus {}. Ethayarajh, Bommasani et al. and Saponati et al. read BERT-base and GPT-2: 110M and 124M parameters, subword vocabularies, 10^9-10^11 tokens of training. Every answer below is about models of this size and budget; one that still moves along the budget (\"How each answer moves with the budget\") could move further with more, and none is measured at BERT's scale here.\n",
+            "**The models** ({config}). The study's masked LM ({head}) has {params} parameters: d_model {}, {} layers, {} heads, d_ff {}, a {}-token context and a vocabulary of {} whole words (the other transformers differ from it as their names say; {other_head}). Each trains up to {} steps of {} tokens (the plateau rule can stop one earlier; each model's `curve.csv` says where it stopped), {seen} tokens seen, {passes} passes over the {train}-token training split of the {corpus}-token corpus {}. Ethayarajh, Bommasani et al. and Saponati et al. read BERT-base and GPT-2: 110M and 124M parameters, subword vocabularies, 10^9-10^11 tokens of training. {word2vec} Every answer below is about models of this size and budget; one that still moves along the budget (\"How each answer moves with the budget\") could move further with more, and none is measured at BERT's scale here.\n",
             model.d_model,
             model.n_layers,
             model.n_heads,
