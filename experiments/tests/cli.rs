@@ -418,7 +418,8 @@ fn paper_layers_quick_scores_every_layer_caches_models_and_reports() {
         ) && md.contains(" parameters: d_model 32, 2 layers, 2 heads, d_ff 64, a 32-token context")
             && md.contains("Each trains up to 40 steps of 240 tokens (the plateau rule")
             && md.contains("), 9600 tokens seen, 0.0046 passes over the ")
-            && md.contains("word2vec on the same corpus and vocabulary: skip-gram: "),
+            && md.contains("word2vec on the same corpus and vocabulary: skip-gram: ")
+            && md.contains(", starting rate 0.025 (word2vec.c's default), "),
         "{md}"
     );
 }

@@ -1799,15 +1799,20 @@ impl Study {
         };
         // word2vec's starting rate is a choice a reader must see beside its scores: the round
         // changed it from word2vec.c's default to its own sweep's choice.
-        let w2v = |name: &str, c: &word2vec::Word2VecConfig, default: f32| {
+        let w2v = |name: &str, c: &word2vec::Word2VecConfig| {
             let alpha = c.start_alpha();
+            // word2vec.c's default for this architecture: the rate an unset `alpha` gives.
+            let default = word2vec::Word2VecConfig {
+                alpha: None,
+                ..c.clone()
+            }
+            .start_alpha();
             let rate = if alpha == default {
                 format!("starting rate {alpha} (word2vec.c's default)")
             } else {
-                format!(
-                    "starting rate {alpha} ({} times word2vec.c's default {default})",
-                    alpha / default
-                )
+                // Rounded, so that 0.05 over 0.025 in f32 reads 2, not 2.0000001.
+                let times = (f64::from(alpha) / f64::from(default) * 1000.0).round() / 1000.0;
+                format!("starting rate {alpha} ({times} times word2vec.c's default {default})")
             };
             format!(
                 "{name}: {} dimensions, window {}, {} negatives, {} epochs, {rate}, {} thread{}",
@@ -1821,8 +1826,8 @@ impl Study {
         };
         let word2vec = format!(
             "word2vec on the same corpus and vocabulary: {}; {}.",
-            w2v("skip-gram", &self.cfg.sgns, 0.025),
-            w2v("CBOW", &self.cfg.cbow, 0.05)
+            w2v("skip-gram", &self.cfg.sgns),
+            w2v("CBOW", &self.cfg.cbow)
         );
         format!(
             "**The models** ({config}). The study's masked LM ({head}) has {params} parameters: d_model {}, {} layers, {} heads, d_ff {}, a {}-token context and a vocabulary of {} whole words (the other transformers differ from it as their names say; {other_head}). Each trains up to {} steps of {} tokens (the plateau rule can stop one earlier; each model's `curve.csv` says where it stopped), {seen} tokens seen, {passes} passes over the {train}-token training split of the {corpus}-token corpus {}. Ethayarajh, Bommasani et al. and Saponati et al. read BERT-base and GPT-2: 110M and 124M parameters, subword vocabularies, 10^9-10^11 tokens of training. {word2vec} Every answer below is about models of this size and budget; one that still moves along the budget (\"How each answer moves with the budget\") could move further with more, and none is measured at BERT's scale here.\n",
