@@ -75,9 +75,12 @@ for m in models:
     same = "not committed"
     if kept:
         theirs = contents(kept[0])
+        # A file that differs says false even when others are missing; a run that equals
+        # what is committed but wrote more names what the committed run lacks.
         missing = [n for n in ours if n not in theirs]
-        same = ("true" if all(theirs.get(n) == v for n, v in ours.items())
-                else "false" if not missing else "not committed: " + " ".join(missing))
+        differ = any(n in theirs and theirs[n] != v for n, v in ours.items())
+        same = ("false" if differ
+                else "true, but not committed: " + " ".join(missing) if missing else "true")
     ledger = list(csv.DictReader(open(os.path.join(d, "time.csv"))))
     if not ledger:
         sys.exit(f"{d}/time.csv: no rows")
