@@ -47,6 +47,21 @@ impl<'a> SharedMatrix<'a> {
         // SAFETY: in bounds by the assert; aliasing is the documented hogwild contract.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(i * self.cols), self.cols) }
     }
+
+    /// Row `i` as a pointer to its first float, for kernels that read and write rows through
+    /// pointers (several rows at once, one possibly named twice) without holding references.
+    #[inline(always)]
+    pub fn row_ptr(&self, i: u32) -> *mut f32 {
+        let i = i as usize;
+        assert!(i < self.rows);
+        // SAFETY: in bounds by the assert.
+        unsafe { self.ptr.add(i * self.cols) }
+    }
+
+    /// Floats per row.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
 }
 
 /// Rows handed out for hogwild updates: the shared matrix itself, or one thread's view of it
@@ -56,6 +71,8 @@ pub trait Rows {
     /// Row `i`, writable (hogwild: see the module docs).
     #[allow(clippy::mut_from_ref)]
     fn row(&self, i: u32) -> &mut [f32];
+    /// Row `i` as a pointer to its first float ([`SharedMatrix::row_ptr`]).
+    fn row_ptr(&self, i: u32) -> *mut f32;
 }
 
 impl Rows for SharedMatrix<'_> {
@@ -63,12 +80,20 @@ impl Rows for SharedMatrix<'_> {
     fn row(&self, i: u32) -> &mut [f32] {
         SharedMatrix::row(self, i)
     }
+    #[inline(always)]
+    fn row_ptr(&self, i: u32) -> *mut f32 {
+        SharedMatrix::row_ptr(self, i)
+    }
 }
 
 impl Rows for ThreadRows<'_, '_> {
     #[inline(always)]
     fn row(&self, i: u32) -> &mut [f32] {
         ThreadRows::row(self, i)
+    }
+    #[inline(always)]
+    fn row_ptr(&self, i: u32) -> *mut f32 {
+        ThreadRows::row_ptr(self, i)
     }
 }
 
@@ -128,6 +153,16 @@ impl<'m, 'a> ThreadRows<'m, 'a> {
         // (`hot` rows) when it is chosen; the private copy is this thread's alone and is not
         // reallocated while `self` lives; aliasing is the hogwild contract of the module docs.
         unsafe { std::slice::from_raw_parts_mut(p.add(i * self.shared.cols), self.shared.cols) }
+    }
+
+    /// [`ThreadRows::row`] as a pointer to its first float.
+    #[inline(always)]
+    pub fn row_ptr(&self, i: u32) -> *mut f32 {
+        let i = i as usize;
+        assert!(i < self.shared.rows);
+        let p = std::hint::select_unpredictable(i < self.hot, self.local_ptr, self.shared.ptr);
+        // SAFETY: in bounds of the chosen matrix, as in `row`.
+        unsafe { p.add(i * self.shared.cols) }
     }
 
     /// Adds this thread's changes to the hot rows since the last merge to the shared matrix,

@@ -61,7 +61,7 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
             acc[k] += x[k] * y[k];
         }
     }
-    let mut s = acc.iter().sum::<f32>();
+    let mut s = lane_sum(&acc);
     for (x, y) in ra.iter().zip(rb) {
         s += x * y;
     }
@@ -211,6 +211,201 @@ pub fn window_step<'a>(
     loss
 }
 
+/// Floats per lane: the kernels below work a row this many floats at a time (one AVX2 register),
+/// every lane of every row in one pass, so that each row is read and written once per window
+/// instead of once per (context, output) pair. Rows are padded to a whole number of lanes
+/// (`train::row_stride`).
+pub const LANES: usize = 8;
+type Lane = [f32; LANES];
+
+/// Lane `c` of the row at `p`.
+///
+/// # Safety
+/// `p` points at a row of at least `(c + 1) * LANES` floats.
+#[inline(always)]
+unsafe fn load(p: *const f32, c: usize) -> Lane {
+    std::ptr::read_unaligned(p.add(c * LANES) as *const Lane)
+}
+
+/// # Safety
+/// As [`load`], and no reference to the row is alive.
+#[inline(always)]
+unsafe fn store(p: *mut f32, c: usize, x: Lane) {
+    std::ptr::write_unaligned(p.add(c * LANES) as *mut Lane, x)
+}
+
+/// The sum of a lane of partial sums, in the order [`dot`] takes it (so that the kernels' scores
+/// are [`dot`]'s to the bit).
+#[inline(always)]
+fn lane_sum(acc: &Lane) -> f32 {
+    acc.iter().sum::<f32>()
+}
+
+/// [`window_step`]'s update with every row read and written once: `M` output rows (the
+/// centre word, then its noise words) against the window's context rows, the scores from the
+/// rows as they were, then for each lane of the rows, in one pass, `h_i += Σ_j g_ij u_j` and
+/// `u_j += Σ_i g_ij h_i`. The same arithmetic in the same order as [`window_step`], so the same
+/// rows to the bit (tested), when no row stands twice in the window. A row standing twice
+/// (a context word twice in the window, a noise word drawn twice) is passed once with its
+/// count: its pairs' terms are summed as one term times the count, which is the same sum up to
+/// rounding. An unused output slot is a zero row with count 0.
+///
+/// `inputs[i]` (distinct rows, `in_count[i]` times each) and `outputs[j]` (distinct rows,
+/// `out_count[j]` times each, label `labels[j]`) are `d`-float rows, `d` a multiple of
+/// [`LANES`]. Returns the window's loss (summed over pairs, counts included).
+///
+/// # Safety
+/// Every pointer points at a row of `d` floats that no reference is alive to; the rows are
+/// distinct (hogwild: other threads may write them), except that unused output slots (count
+/// 0) may share one zero row, which their zero updates leave zero.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn window_step_lanes<const M: usize>(
+    d: usize,
+    inputs: &[*mut f32],
+    in_count: &[f32],
+    outputs: &[*mut f32; M],
+    out_count: &[f32; M],
+    labels: &[f32; M],
+    alpha: f32,
+    sigmoid: &Sigmoid,
+) -> f32 {
+    assert!(d.is_multiple_of(LANES), "rows are padded to whole lanes");
+    assert!(inputs.len() <= MAX_INPUTS && in_count.len() == inputs.len());
+    let chunks = d / LANES;
+    let mut g = [[0f32; M]; MAX_INPUTS];
+    let mut loss = 0.0;
+    for (i, &h) in inputs.iter().enumerate() {
+        // One context row against every output row: M partial sums kept in registers.
+        let mut acc = [[0f32; LANES]; M];
+        for c in 0..chunks {
+            let x = load(h, c);
+            for j in 0..M {
+                let u = load(outputs[j], c);
+                for k in 0..LANES {
+                    acc[j][k] += x[k] * u[k];
+                }
+            }
+        }
+        for j in 0..M {
+            let w = in_count[i] * out_count[j];
+            let mut pair_loss = 0.0;
+            g[i][j] = gradient(lane_sum(&acc[j]), labels[j], alpha, sigmoid, &mut pair_loss) * w;
+            loss += pair_loss * w;
+        }
+    }
+    for c in 0..chunks {
+        let mut old = [[0f32; LANES]; M];
+        for j in 0..M {
+            old[j] = load(outputs[j], c);
+        }
+        let mut new = old;
+        for (i, &h) in inputs.iter().enumerate() {
+            let x = load(h, c);
+            let gi = &g[i];
+            // ∂h_i from the output rows as they were, summed as window_step's grad_in is.
+            let mut delta = [0f32; LANES];
+            for k in 0..LANES {
+                delta[k] = gi[0] * old[0][k];
+            }
+            for j in 1..M {
+                for k in 0..LANES {
+                    delta[k] += gi[j] * old[j][k];
+                }
+            }
+            // ∂u_j term by term from the context rows as they were, i in order.
+            for j in 0..M {
+                for k in 0..LANES {
+                    new[j][k] += gi[j] * x[k];
+                }
+            }
+            let mut y = x;
+            for k in 0..LANES {
+                y[k] += 1.0 * delta[k];
+            }
+            store(h, c, y);
+        }
+        for j in 0..M {
+            store(outputs[j], c, new[j]);
+        }
+    }
+    loss
+}
+
+/// CBOW's update for one position ([`negative_sampling_step`] on the mean of the context rows,
+/// then `∂h` added to every context row) in two passes over the rows' lanes: the mean and the
+/// `M` scores, then the output rows' and the context rows' updates. When the `M` output rows
+/// (the centre word, then its noise words) are distinct, the scores do not depend on the order
+/// the output rows are updated in, and this is word2vec.c's update to the bit (tested); a
+/// position whose noise words repeat or hit the centre word must take
+/// [`negative_sampling_step`] instead. `contexts` may repeat a row (each occurrence gets the
+/// update, as there). `h` is scratch of `d` floats; returns the position's loss.
+///
+/// # Safety
+/// As [`window_step_lanes`]; `outputs` distinct, `contexts` rows of the other matrix.
+#[inline(always)]
+pub unsafe fn cbow_step_lanes<const M: usize>(
+    d: usize,
+    contexts: &[*mut f32],
+    outputs: &[*mut f32; M],
+    h: &mut [f32],
+    alpha: f32,
+    sigmoid: &Sigmoid,
+) -> f32 {
+    assert!(d.is_multiple_of(LANES) && h.len() >= d && !contexts.is_empty());
+    let chunks = d / LANES;
+    let hp = h.as_mut_ptr();
+    let inv = 1.0 / contexts.len() as f32;
+    let mut acc = [[0f32; LANES]; M];
+    for c in 0..chunks {
+        let mut s = [0f32; LANES];
+        for &p in contexts {
+            let x = load(p, c);
+            for k in 0..LANES {
+                s[k] += 1.0 * x[k];
+            }
+        }
+        for x in &mut s {
+            *x *= inv;
+        }
+        store(hp, c, s);
+        for j in 0..M {
+            let u = load(outputs[j], c);
+            for k in 0..LANES {
+                acc[j][k] += s[k] * u[k];
+            }
+        }
+    }
+    let mut loss = 0.0;
+    let mut g = [0f32; M];
+    for j in 0..M {
+        let label = if j == 0 { 1.0 } else { 0.0 };
+        g[j] = gradient(lane_sum(&acc[j]), label, alpha, sigmoid, &mut loss);
+    }
+    for c in 0..chunks {
+        let x = load(hp, c);
+        let mut grad = [0f32; LANES];
+        for j in 0..M {
+            let mut u = load(outputs[j], c);
+            for k in 0..LANES {
+                grad[k] += g[j] * u[k];
+            }
+            for k in 0..LANES {
+                u[k] += g[j] * x[k];
+            }
+            store(outputs[j], c, u);
+        }
+        for &p in contexts {
+            let mut y = load(p, c);
+            for k in 0..LANES {
+                y[k] += 1.0 * grad[k];
+            }
+            store(p, c, y);
+        }
+    }
+    loss
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,6 +542,147 @@ mod tests {
             let want_h = h[c] + g[0] * u[0][c] + 2.0 * g[1] * u[1][c];
             assert!((hb[c] - want_h).abs() < 1e-7, "{c}");
         }
+    }
+
+    /// `rows x d` floats in [-0.5, 0.5): the scores of a few lanes stay inside the σ table.
+    fn random_rows(seed: u64, rows: usize, d: usize) -> Vec<f32> {
+        let mut rng = crate::rng::SplitMix64::new(seed);
+        (0..rows * d).map(|_| rng.next_f32() - 0.5).collect()
+    }
+
+    fn ptrs<const N: usize>(buf: &mut [f32], d: usize, ids: [usize; N]) -> [*mut f32; N] {
+        assert!(ids.iter().all(|&i| (i + 1) * d <= buf.len()));
+        let p = buf.as_mut_ptr();
+        // SAFETY: in bounds by the assert.
+        ids.map(|i| unsafe { p.add(i * d) })
+    }
+
+    #[test]
+    fn the_lane_window_kernel_is_window_step_to_the_bit_when_no_row_repeats() {
+        // Three contexts against the centre word and two noise words, two lanes wide.
+        let sigmoid = Sigmoid::default();
+        let d = 2 * LANES;
+        let (h0, u0) = (random_rows(1, 3, d), random_rows(2, 3, d));
+        let (mut h, mut u) = (h0.clone(), u0.clone());
+        let (mut g, mut gi) = (vec![0f32; 9], vec![0f32; 3 * d]);
+        let want_loss = window_step(
+            &[0, 1, 2],
+            &[0, 1, 2],
+            rows(&mut h, d),
+            rows(&mut u, d),
+            &[1.0, 0.0, 0.0],
+            0.05,
+            &sigmoid,
+            &mut g,
+            &mut gi,
+        );
+        assert_ne!(h, h0, "the rows moved");
+        let (mut hl, mut ul) = (h0.clone(), u0.clone());
+        let inputs = ptrs(&mut hl, d, [0, 1, 2]);
+        let outputs = ptrs(&mut ul, d, [0, 1, 2]);
+        // SAFETY: distinct rows of live buffers, no reference held.
+        let loss = unsafe {
+            window_step_lanes::<3>(
+                d,
+                &inputs,
+                &[1.0; 3],
+                &outputs,
+                &[1.0; 3],
+                &[1.0, 0.0, 0.0],
+                0.05,
+                &sigmoid,
+            )
+        };
+        assert_eq!(loss, want_loss);
+        assert_eq!(hl, h);
+        assert_eq!(ul, u);
+    }
+
+    #[test]
+    fn the_lane_window_kernel_counts_a_repeated_row_once_per_occurrence() {
+        // Contexts (a, b, a) and outputs (t, n, n): window_step takes the pairs one by one;
+        // the lane kernel takes a and n once each, with count 2, and one unused slot.
+        let sigmoid = Sigmoid::default();
+        let d = LANES;
+        let (h0, u0) = (random_rows(3, 2, d), random_rows(4, 2, d));
+        let (mut h, mut u) = (h0.clone(), u0.clone());
+        let (mut g, mut gi) = (vec![0f32; 9], vec![0f32; 3 * d]);
+        let want_loss = window_step(
+            &[0, 1, 0],
+            &[0, 1, 1],
+            rows(&mut h, d),
+            rows(&mut u, d),
+            &[1.0, 0.0, 0.0],
+            0.1,
+            &sigmoid,
+            &mut g,
+            &mut gi,
+        );
+        let (mut hl, mut ul) = (h0.clone(), u0.clone());
+        let mut zero = vec![0f32; d];
+        let inputs = ptrs(&mut hl, d, [0, 1]);
+        let [t, n] = ptrs(&mut ul, d, [0, 1]);
+        // SAFETY: distinct rows of live buffers, no reference held.
+        let loss = unsafe {
+            window_step_lanes::<3>(
+                d,
+                &inputs,
+                &[2.0, 1.0],
+                &[t, n, zero.as_mut_ptr()],
+                &[1.0, 2.0, 0.0],
+                &[1.0, 0.0, 0.0],
+                0.1,
+                &sigmoid,
+            )
+        };
+        assert!((loss - want_loss).abs() < 1e-5, "{loss} vs {want_loss}");
+        for (a, b) in hl.iter().zip(&h).chain(ul.iter().zip(&u)) {
+            assert!((a - b).abs() < 1e-6, "{a} vs {b}");
+        }
+        assert_ne!(hl, h0);
+        assert!(zero.iter().all(|&x| x == 0.0), "the unused slot stays zero");
+    }
+
+    #[test]
+    fn the_lane_cbow_kernel_is_the_pair_step_on_the_mean_to_the_bit() {
+        // Contexts (a, b, a): the mean counts a twice and both occurrences get the update, as
+        // word2vec.c's loop over the window does; outputs t, n1, n2 distinct.
+        let sigmoid = Sigmoid::default();
+        let d = 3 * LANES;
+        let (h0, u0) = (random_rows(5, 2, d), random_rows(6, 3, d));
+        // word2vec.c's order: h = mean, one output at a time, then ∂h to every context.
+        let (mut h, mut u) = (h0.clone(), u0.clone());
+        let (mut mean, mut grad) = (vec![0f32; d], vec![0f32; d]);
+        for c in [0, 1, 0] {
+            axpy(1.0, &h[c * d..(c + 1) * d], &mut mean);
+        }
+        mean.iter_mut().for_each(|x| *x *= 1.0 / 3.0);
+        let mut draws = [1u32, 2].into_iter();
+        let want_loss = negative_sampling_step(
+            &mean,
+            &mut grad,
+            0,
+            2,
+            || draws.next().unwrap(),
+            0.05,
+            &sigmoid,
+            rows(&mut u, d),
+        );
+        for c in [0, 1, 0] {
+            axpy(1.0, &grad, &mut h[c * d..(c + 1) * d]);
+        }
+        let (mut hl, mut ul) = (h0.clone(), u0.clone());
+        let contexts = ptrs(&mut hl, d, [0, 1, 0]);
+        let outputs = ptrs(&mut ul, d, [0, 1, 2]);
+        let mut scratch = vec![0f32; d];
+        // SAFETY: rows of live buffers, the outputs distinct, no reference held.
+        let loss =
+            unsafe { cbow_step_lanes::<3>(d, &contexts, &outputs, &mut scratch, 0.05, &sigmoid) };
+        assert_eq!(loss, want_loss);
+        assert_eq!(scratch, mean);
+        assert_eq!(ul, u);
+        assert_eq!(hl, h);
+        assert_ne!(hl, h0);
     }
 
     #[test]

@@ -27,6 +27,24 @@ use crate::sampling::AliasTable;
 use crate::sgd::{self, Sigmoid};
 use crate::{usage, WordVectors};
 
+/// `$body` with the constant `$M` equal to `$m` (a window's output rows: the centre word and
+/// its noise words) for the counts the lane kernels are compiled for (up to 16 outputs,
+/// `negative` up to 15), `$fallback` for any other.
+macro_rules! with_outputs {
+    ($m:expr, $M:ident => $body:expr, _ => $fallback:expr) => {
+        with_outputs!(@arms $m, $M, $body, $fallback; 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+    };
+    (@arms $m:expr, $M:ident, $body:expr, $fallback:expr; $($n:literal)*) => {
+        match $m {
+            $($n => {
+                const $M: usize = $n;
+                $body
+            })*
+            _ => $fallback,
+        }
+    };
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {
     #[error(transparent)]
@@ -331,6 +349,8 @@ struct Buffers {
     grad: Vec<f32>,
     /// CBOW's noise words, drawn one position ahead.
     negs: Vec<u32>,
+    /// CBOW's context rows, for [`sgd::cbow_step_lanes`].
+    context_rows: Vec<*mut f32>,
     window: WindowBuffers,
 }
 
@@ -341,6 +361,13 @@ struct WindowBuffers {
     labels: Vec<f32>,
     g: Vec<f32>,
     grad_in: Vec<f32>,
+    /// The window's distinct context words, their rows and how often each stands in the window
+    /// ([`sgd::window_step_lanes`]).
+    input_ids: Vec<u32>,
+    input_rows: Vec<*mut f32>,
+    input_count: Vec<f32>,
+    /// A zero row for the output slots a window leaves unused (count 0).
+    zero: Vec<f32>,
 }
 
 impl Buffers {
@@ -358,12 +385,17 @@ impl Buffers {
             h: vec![0.0; dim],
             grad: vec![0.0; dim],
             negs: Vec::with_capacity(config.negative),
+            context_rows: Vec::with_capacity(2 * config.window),
             window: WindowBuffers {
                 contexts: Vec::with_capacity(n),
                 outputs: Vec::with_capacity(m),
                 labels: Vec::with_capacity(m),
                 g: vec![0.0; n * m],
                 grad_in: vec![0.0; n * dim],
+                input_ids: Vec::with_capacity(n),
+                input_rows: Vec::with_capacity(n),
+                input_count: Vec::with_capacity(n),
+                zero: vec![0.0; dim],
             },
         }
     }
@@ -429,6 +461,7 @@ fn run_job_generic<R: Rows>(
             &mut buf.h,
             &mut buf.grad,
             &mut buf.negs,
+            &mut buf.context_rows,
         )),
         Architecture::Sg => None,
     };
@@ -515,7 +548,8 @@ fn window_sentence<R: Rows>(
     };
     let mut reduced = draw(rng, first, &mut negs);
     for (pos, &word) in sent.iter().enumerate() {
-        let next_reduced = sent.get(pos + 1).map(|&next| {
+        let mut next_reduced = None;
+        if let Some(&next) = sent.get(pos + 1) {
             let r = draw(rng, next, &mut next_negs);
             prefetch_row(output.row(next));
             for &n in &next_negs {
@@ -524,8 +558,8 @@ fn window_sentence<R: Rows>(
             if let Some(&c) = sent.get(pos + 1 + r) {
                 prefetch_row(job.input.row(c));
             }
-            r
-        });
+            next_reduced = Some(r);
+        }
         let lo = pos.saturating_sub(reduced);
         let hi = (pos + reduced + 1).min(sent.len());
         win.contexts.clear();
@@ -560,6 +594,7 @@ fn window_sentence<R: Rows>(
 /// ahead in the same order as one at a time: the same vectors, bit for bit, with the next
 /// position's output rows and new context row fetched while this one is computed.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn cbow_sentence<R: Rows>(
     job: &Job,
     output: &R,
@@ -568,6 +603,7 @@ fn cbow_sentence<R: Rows>(
     h: &mut [f32],
     grad: &mut [f32],
     negs: &mut Vec<u32>,
+    context_rows: &mut Vec<*mut f32>,
 ) -> (f64, u64) {
     let cfg = job.config;
     let (mut loss, mut examples) = (0f64, 0u64);
@@ -594,7 +630,8 @@ fn cbow_sentence<R: Rows>(
     let mut next_negs = Vec::with_capacity(cfg.negative);
     let mut reduced = draw(rng, 0, negs);
     for (pos, &word) in sent.iter().enumerate() {
-        let next_reduced = (pos + 1 < sent.len()).then(|| {
+        let mut next_reduced = None;
+        if pos + 1 < sent.len() {
             let r = draw(rng, pos + 1, &mut next_negs);
             prefetch_row(output.row(sent[pos + 1]));
             for &n in next_negs.iter() {
@@ -603,15 +640,30 @@ fn cbow_sentence<R: Rows>(
             if let Some(&c) = sent.get(pos + 1 + r) {
                 prefetch_row(job.input.row(c));
             }
-            r
-        });
+            next_reduced = Some(r);
+        }
         let (lo, hi) = span(pos, reduced);
         let contexts = sent[lo..hi]
             .iter()
             .enumerate()
             .filter(|&(i, _)| lo + i != pos)
             .map(|(_, &c)| c);
+        // The lane kernel where the position's output rows are distinct (the same update,
+        // bit for bit); word2vec.c's one-output-at-a-time loop where a noise word repeats or
+        // is the centre word, whose scores depend on the order of the updates.
+        // (No closure here: a closure is compiled without the AVX2 of `run_job_avx2`.)
+        let mut lanes = None;
         if hi - lo > 1 {
+            context_rows.clear();
+            for c in contexts.clone() {
+                context_rows.push(job.input.row_ptr(c));
+            }
+            lanes = with_outputs!(cfg.negative + 1, M => cbow_lanes::<R, M>(job, output, word, negs, context_rows, h), _ => None);
+        }
+        if let Some(l) = lanes {
+            loss += l as f64;
+            examples += 1;
+        } else if hi - lo > 1 {
             h.fill(0.0);
             let mut n = 0;
             for c in contexts.clone() {
@@ -649,6 +701,33 @@ fn cbow_sentence<R: Rows>(
     (loss, examples)
 }
 
+/// One CBOW position through [`sgd::cbow_step_lanes`], or `None` (nothing changed) when its
+/// output rows are not distinct: a noise word drawn twice or equal to the centre word.
+#[inline(always)]
+fn cbow_lanes<R: Rows, const M: usize>(
+    job: &Job,
+    output: &R,
+    word: u32,
+    negs: &[u32],
+    contexts: &[*mut f32],
+    h: &mut [f32],
+) -> Option<f32> {
+    debug_assert_eq!(negs.len() + 1, M);
+    let mut ids = [word; M];
+    ids[1..].copy_from_slice(negs);
+    for j in 1..M {
+        if ids[..j].contains(&ids[j]) {
+            return None;
+        }
+    }
+    let rows = ids.map(|o| output.row_ptr(o));
+    // SAFETY: the rows are `cols` floats of the two matrices, the output rows distinct, and no
+    // reference to any of them is held here; hogwild as everywhere.
+    Some(unsafe {
+        sgd::cbow_step_lanes::<M>(job.input.cols(), contexts, &rows, h, job.alpha, job.sigmoid)
+    })
+}
+
 /// Asks the CPU to bring a row into cache ahead of its use (a hint: no effect on results).
 #[inline(always)]
 fn prefetch_row(row: &[f32]) {
@@ -670,9 +749,75 @@ fn prefetch_row(row: &[f32]) {
     let _ = row;
 }
 
-/// One window's HogBatch update ([`sgd::window_step`]) on the shared rows named in `buf`.
+/// One window's HogBatch update on the shared rows named in `buf`: the lane kernel
+/// ([`sgd::window_step_lanes`]) for the noise-word counts it is compiled for,
+/// [`sgd::window_step`] for others.
 #[inline(always)]
 fn window_update<R: Rows>(job: &Job, output: &R, buf: &mut WindowBuffers) -> f32 {
+    with_outputs!(job.config.negative + 1, M => window_update_lanes::<R, M>(job, output, buf), _ => window_update_pairs(job, output, buf))
+}
+
+/// [`sgd::window_step_lanes`] on the window in `buf`: each context word and each noise word
+/// once, with how often it stands in the window; the output slots left over (noise draws of
+/// the centre word are skipped) point at a zero row with count 0.
+#[inline(always)]
+fn window_update_lanes<R: Rows, const M: usize>(
+    job: &Job,
+    output: &R,
+    buf: &mut WindowBuffers,
+) -> f32 {
+    buf.input_ids.clear();
+    buf.input_rows.clear();
+    buf.input_count.clear();
+    for &c in &buf.contexts {
+        match buf.input_ids.iter().position(|&x| x == c) {
+            Some(k) => buf.input_count[k] += 1.0,
+            None => {
+                buf.input_ids.push(c);
+                buf.input_rows.push(job.input.row_ptr(c));
+                buf.input_count.push(1.0);
+            }
+        }
+    }
+    assert!(buf.outputs.len() <= M && buf.outputs.len() == buf.labels.len());
+    let zero = buf.zero.as_mut_ptr();
+    let (mut ids, mut rows, mut count, mut labels) =
+        ([u32::MAX; M], [zero; M], [0f32; M], [0f32; M]);
+    let mut n = 0;
+    for (&o, &label) in buf.outputs.iter().zip(&buf.labels) {
+        match ids[..n].iter().position(|&x| x == o) {
+            Some(k) => count[k] += 1.0,
+            None => {
+                (ids[n], rows[n], count[n], labels[n]) = (o, output.row_ptr(o), 1.0, label);
+                n += 1;
+            }
+        }
+    }
+    // SAFETY: the rows are `cols` floats of the two matrices (the zero row too), each word's
+    // named once (the unused slots share the zero row, as the kernel allows), and no reference
+    // to any of them is held here; hogwild as everywhere.
+    let loss = unsafe {
+        sgd::window_step_lanes::<M>(
+            job.input.cols(),
+            &buf.input_rows,
+            &buf.input_count,
+            &rows,
+            &count,
+            &labels,
+            job.alpha,
+            job.sigmoid,
+        )
+    };
+    if n < M {
+        // Count 0 leaves it zero; cleared all the same, so that nothing carries over.
+        buf.zero.fill(0.0);
+    }
+    loss
+}
+
+/// [`sgd::window_step`] on the window in `buf`.
+#[inline(always)]
+fn window_update_pairs<R: Rows>(job: &Job, output: &R, buf: &mut WindowBuffers) -> f32 {
     sgd::window_step(
         &buf.contexts,
         &buf.outputs,
@@ -689,6 +834,131 @@ fn window_update<R: Rows>(job: &Job, output: &R, buf: &mut WindowBuffers) -> f32
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Input and output matrices of `v` random rows, `row_stride(dim)` wide (zero padding).
+    fn matrices(v: usize, dim: usize) -> (Vec<f32>, Vec<f32>) {
+        let stride = row_stride(dim);
+        let mut rng = SplitMix64::new(7);
+        let mut m = || {
+            let mut x = vec![0f32; v * stride];
+            for row in x.chunks_exact_mut(stride) {
+                for y in &mut row[..dim] {
+                    *y = rng.next_f32() - 0.5;
+                }
+            }
+            x
+        };
+        (m(), m())
+    }
+
+    /// The window update of `contexts` against `outputs` (the centre word first), through
+    /// the lane kernel or the pair-by-pair one; the two matrices after it and the loss.
+    fn window_update_with(
+        lanes: bool,
+        contexts: &[u32],
+        outputs: &[u32],
+    ) -> (Vec<f32>, Vec<f32>, f32) {
+        let config = Word2VecConfig {
+            update: Update::Window,
+            dim: 12,
+            negative: 3,
+            ..Default::default()
+        };
+        let (mut input, mut output) = matrices(5, config.dim);
+        let stride = row_stride(config.dim);
+        let loss = {
+            let (input, output) = (
+                SharedMatrix::new(&mut input, stride),
+                SharedMatrix::new(&mut output, stride),
+            );
+            let (noise, sigmoid) = (AliasTable::unigram(&[1; 5], 0.75), Sigmoid::default());
+            let job = Job {
+                ids: &[],
+                v: 5,
+                keep: &[1.0; 5],
+                noise: &noise,
+                sigmoid: &sigmoid,
+                alpha: 0.1,
+                config: &config,
+                input: &input,
+            };
+            let mut buf = Buffers::new(&config);
+            let win = &mut buf.window;
+            win.contexts.extend_from_slice(contexts);
+            win.outputs.extend_from_slice(outputs);
+            win.labels.push(1.0);
+            win.labels.resize(outputs.len(), 0.0);
+            let loss = if lanes {
+                window_update_lanes::<SharedMatrix, 4>(&job, &output, win)
+            } else {
+                window_update_pairs(&job, &output, win)
+            };
+            assert!(win.zero.iter().all(|&x| x == 0.0), "the zero row stays zero");
+            loss
+        };
+        (input, output, loss)
+    }
+
+    #[test]
+    fn the_lane_window_update_merges_repeated_words_into_the_pair_updates() {
+        // Context word 1 twice, noise word 3 twice, one output slot left over (a noise draw
+        // of the centre word was skipped): the same rows as pair by pair, up to rounding.
+        let (want_in, want_out, want_loss) = window_update_with(false, &[1, 2, 1], &[0, 3, 3]);
+        let (got_in, got_out, got_loss) = window_update_with(true, &[1, 2, 1], &[0, 3, 3]);
+        assert!((got_loss - want_loss).abs() < 1e-5, "{got_loss} vs {want_loss}");
+        let (before_in, _) = matrices(5, 12);
+        assert_ne!(got_in, before_in, "the update moved the rows");
+        for (a, b) in got_in.iter().zip(&want_in).chain(got_out.iter().zip(&want_out)) {
+            assert!((a - b).abs() < 1e-6, "{a} vs {b}");
+        }
+        // With no word repeated, the same bits.
+        assert_eq!(
+            window_update_with(true, &[1, 2, 4], &[0, 3, 2, 1]),
+            window_update_with(false, &[1, 2, 4], &[0, 3, 2, 1])
+        );
+    }
+
+    #[test]
+    fn cbow_takes_the_lane_kernel_only_for_distinct_output_rows() {
+        let config = Word2VecConfig {
+            architecture: Architecture::Cbow,
+            dim: 8,
+            negative: 2,
+            ..Default::default()
+        };
+        let (mut input, mut output) = matrices(4, config.dim);
+        let (before_in, before_out) = (input.clone(), output.clone());
+        let (input, output) = (
+            SharedMatrix::new(&mut input, 8),
+            SharedMatrix::new(&mut output, 8),
+        );
+        let (noise, sigmoid) = (AliasTable::unigram(&[1; 4], 0.75), Sigmoid::default());
+        let job = Job {
+            ids: &[],
+            v: 4,
+            keep: &[1.0; 4],
+            noise: &noise,
+            sigmoid: &sigmoid,
+            alpha: 0.1,
+            config: &config,
+            input: &input,
+        };
+        let contexts = [input.row_ptr(1), input.row_ptr(2)];
+        let mut h = vec![0f32; 8];
+        // A noise word equal to the centre word, or drawn twice: refused, nothing changed.
+        for negs in [[0, 3], [3, 3]] {
+            assert_eq!(
+                cbow_lanes::<SharedMatrix, 3>(&job, &output, 0, &negs, &contexts, &mut h),
+                None
+            );
+        }
+        assert_eq!(input.row(1), &before_in[8..16]);
+        assert_eq!(output.row(3), &before_out[24..32]);
+        let loss = cbow_lanes::<SharedMatrix, 3>(&job, &output, 0, &[2, 3], &contexts, &mut h);
+        assert!(loss.is_some_and(|l| l > 0.0));
+        assert_ne!(output.row(3), &before_out[24..32]);
+        assert_ne!(input.row(1), &before_in[8..16]);
+    }
 
     #[test]
     fn private_rows_only_with_several_threads() {
