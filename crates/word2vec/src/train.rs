@@ -851,6 +851,27 @@ mod tests {
         (m(), m())
     }
 
+    /// A job over `input`'s words (every word kept, rate 0.1) for calling the update functions
+    /// directly.
+    fn test_job<'a, 'm>(
+        config: &'a Word2VecConfig,
+        input: &'a SharedMatrix<'m>,
+        noise: &'a AliasTable,
+        sigmoid: &'a Sigmoid,
+    ) -> Job<'a, 'm> {
+        const KEEP: [f32; 16] = [1.0; 16];
+        Job {
+            ids: &[],
+            v: noise.len() as u32,
+            keep: &KEEP[..noise.len()],
+            noise,
+            sigmoid,
+            alpha: 0.1,
+            config,
+            input,
+        }
+    }
+
     /// The window update of `contexts` against `outputs` (the centre word first), through
     /// the lane kernel or the pair-by-pair one; the two matrices after it and the loss.
     fn window_update_with(
@@ -872,16 +893,7 @@ mod tests {
                 SharedMatrix::new(&mut output, stride),
             );
             let (noise, sigmoid) = (AliasTable::unigram(&[1; 5], 0.75), Sigmoid::default());
-            let job = Job {
-                ids: &[],
-                v: 5,
-                keep: &[1.0; 5],
-                noise: &noise,
-                sigmoid: &sigmoid,
-                alpha: 0.1,
-                config: &config,
-                input: &input,
-            };
+            let job = test_job(&config, &input, &noise, &sigmoid);
             let mut buf = Buffers::new(&config);
             let win = &mut buf.window;
             win.contexts.extend_from_slice(contexts);
@@ -893,7 +905,10 @@ mod tests {
             } else {
                 window_update_pairs(&job, &output, win)
             };
-            assert!(win.zero.iter().all(|&x| x == 0.0), "the zero row stays zero");
+            assert!(
+                win.zero.iter().all(|&x| x == 0.0),
+                "the zero row stays zero"
+            );
             loss
         };
         (input, output, loss)
@@ -905,10 +920,17 @@ mod tests {
         // of the centre word was skipped): the same rows as pair by pair, up to rounding.
         let (want_in, want_out, want_loss) = window_update_with(false, &[1, 2, 1], &[0, 3, 3]);
         let (got_in, got_out, got_loss) = window_update_with(true, &[1, 2, 1], &[0, 3, 3]);
-        assert!((got_loss - want_loss).abs() < 1e-5, "{got_loss} vs {want_loss}");
+        assert!(
+            (got_loss - want_loss).abs() < 1e-5,
+            "{got_loss} vs {want_loss}"
+        );
         let (before_in, _) = matrices(5, 12);
         assert_ne!(got_in, before_in, "the update moved the rows");
-        for (a, b) in got_in.iter().zip(&want_in).chain(got_out.iter().zip(&want_out)) {
+        for (a, b) in got_in
+            .iter()
+            .zip(&want_in)
+            .chain(got_out.iter().zip(&want_out))
+        {
             assert!((a - b).abs() < 1e-6, "{a} vs {b}");
         }
         // With no word repeated, the same bits.
@@ -933,16 +955,7 @@ mod tests {
             SharedMatrix::new(&mut output, 8),
         );
         let (noise, sigmoid) = (AliasTable::unigram(&[1; 4], 0.75), Sigmoid::default());
-        let job = Job {
-            ids: &[],
-            v: 4,
-            keep: &[1.0; 4],
-            noise: &noise,
-            sigmoid: &sigmoid,
-            alpha: 0.1,
-            config: &config,
-            input: &input,
-        };
+        let job = test_job(&config, &input, &noise, &sigmoid);
         let contexts = [input.row_ptr(1), input.row_ptr(2)];
         let mut h = vec![0f32; 8];
         // A noise word equal to the centre word, or drawn twice: refused, nothing changed.
