@@ -1754,6 +1754,56 @@ fn sweep_quick_trains_each_rate_chooses_once_complete_and_refuses_what_it_cannot
         "{}",
         stdout(&again)
     );
+    // The grid widened by a rate between the two: only it is trained, the kept rows stay as
+    // they were, the new one takes its place in the grid's order, and the choice is made again
+    // over all three.
+    let wider_dir = tempfile::tempdir().unwrap();
+    let (wider, _) = sweep_setup(
+        &wider_dir,
+        "lrs = [3e-3, 6e-3, 1.2e-2]\nseeds = [1001]\nmodels = [\"transformer-mlm\"]\n",
+    );
+    let o = run_sweep(&wider, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stdout(&o);
+    assert!(
+        said.contains("transformer-mlm-seed1001.csv: 2 of 3 rates kept, [0.006] to run")
+            && said.matches("sweep: transformer-mlm seed 1001 lr").count() == 1
+            && said.contains("(3 of 3 rates)"),
+        "{said}"
+    );
+    let widened = std::fs::read_to_string(out.join("sweep/transformer-mlm-seed1001.csv")).unwrap();
+    let wl: Vec<&str> = widened.lines().collect();
+    assert_eq!(wl.len(), 4, "{widened}");
+    assert_eq!((wl[1], wl[3]), (lines[1], lines[2]), "{widened}");
+    assert!(
+        wl[2].starts_with("transformer-mlm,1001,0.006,"),
+        "{widened}"
+    );
+    let chosen3 = std::fs::read_to_string(out.join("sweep/chosen.csv")).unwrap();
+    assert!(chosen3.lines().count() == 2, "{chosen3}");
+    // A file holding one rate of the grid (as an interrupted sweep leaves it) counts as
+    // missing for the choice, and the next call runs the rate it lacks.
+    std::fs::write(
+        out.join("sweep/transformer-mlm-seed1001.csv"),
+        format!("{}\n{}\n", lines[0], lines[1]),
+    )
+    .unwrap();
+    let o = run_sweep(&cfg, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("1 of 2 rates kept, [0.012] to run"),
+        "{}",
+        stdout(&o)
+    );
+    // Its run directory was kept, so the rate trains nothing: the same row again.
+    let back = std::fs::read_to_string(out.join("sweep/transformer-mlm-seed1001.csv")).unwrap();
+    let bl: Vec<&str> = back.lines().collect();
+    let no_seconds = |l: &str| {
+        let mut f: Vec<&str> = l.split(',').collect();
+        f.remove(13);
+        f.join(",")
+    };
+    assert_eq!(no_seconds(bl[2]), no_seconds(lines[2]), "{back}");
     // A study seed is not a sweep seed; a variant the sweep does not train is refused.
     let o = sweep(&["--seed", "1"]);
     assert!(

@@ -6,9 +6,11 @@
 //! chosen. No loss is read on the test half of the held-out block here (the vocabulary, and
 //! with it word2vec's subsampling and noise table, is the whole corpus's, as in the study).
 //!
-//! Each (variant, seed) writes `<out>/sweep/<model>-seed<S>.csv` (one row per rate), so that
-//! runs can go side by side in separate processes (`--model`, `--seed`); once every file the
-//! config asks for is there, `<out>/sweep/chosen.csv` holds each variant's rate and the
+//! Each (variant, seed) writes `<out>/sweep/<model>-seed<S>.csv` (one row per rate, the file
+//! rewritten as each rate finishes), so that runs can go side by side in separate processes
+//! (`--model`, `--seed`); a file that holds some of the grid's rates (an interrupted sweep, or
+//! a grid widened since) has its rows checked against the runs they must be and only the
+//! missing rates run. Once every file the config asks for holds every rate, `<out>/sweep/chosen.csv` holds each variant's rate and the
 //! `[learning_rates]` table to paste into the study's config is printed.
 //!
 //! Each row also records the scale of the input embedding at the end of its run (the RMS over
@@ -180,27 +182,47 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let lrs = &grids[id.name()];
         for &seed in &seeds {
             let path = dir.join(format!("{}-seed{seed}.csv", id.name()));
+            let mut rows: Vec<SweepRow> = Vec::new();
             if path.exists() {
-                let rows: Vec<SweepRow> = output::read_csv(&path)?;
+                rows = output::read_csv(&path)?;
                 check_rows(&path, &rows, lrs, sweep.epochs, id, seed)?;
                 check_kept(
                     &path,
                     &rows,
+                    lrs,
                     &expected(&study, args, id, seed, lrs, &sweep)?,
                 )?;
+            }
+            let todo = missing_rates(&rows, lrs);
+            if todo.is_empty() {
                 println!("{}: kept", path.display());
                 continue;
             }
-            let mut rows = Vec::new();
-            for &lr in lrs {
+            if !rows.is_empty() {
+                println!(
+                    "{}: {} of {} rates kept, {todo:?} to run",
+                    path.display(),
+                    rows.len(),
+                    lrs.len()
+                );
+            }
+            // The file is rewritten as each rate finishes, so a run that took half an hour is
+            // never kept only in a run directory.
+            for lr in todo {
                 rows.push(if id.is_word2vec() {
                     word2vec_run(&study, id, seed, lr, &sweep)?
                 } else {
                     sweep_run(&study, args, id, seed, lr, &sweep)?
                 });
+                rows.sort_by_key(|r| lrs.iter().position(|&l| l == r.lr));
+                output::write_csv(&path, &rows)?;
+                println!(
+                    "wrote {} ({} of {} rates)",
+                    path.display(),
+                    rows.len(),
+                    lrs.len()
+                );
             }
-            output::write_csv(&path, &rows)?;
-            println!("wrote {}", path.display());
         }
     }
     choose_if_complete(&study, args, &dir, &all_ids, &grids, &sweep)
@@ -523,10 +545,15 @@ fn expected(
     })
 }
 
-/// A kept file's rows against the runs the config asks for now: a file from `--quick`,
-/// another backend or another recipe is refused, naming it.
-fn check_kept(path: &Path, rows: &[SweepRow], want: &Expected) -> anyhow::Result<()> {
-    for (r, run) in rows.iter().zip(&want.runs) {
+/// A kept file's rows against the runs the config asks for now at their rates (`want.runs`
+/// follows the grid `lrs`; [`check_rows`] has put every row's rate in it): a file from
+/// `--quick`, another backend or another recipe is refused, naming it.
+fn check_kept(path: &Path, rows: &[SweepRow], lrs: &[f64], want: &Expected) -> anyhow::Result<()> {
+    for r in rows {
+        let at = lrs.iter().position(|&l| l == r.lr);
+        let Some(run) = at.and_then(|i| want.runs.get(i)) else {
+            anyhow::bail!("{}: lr {} is not in the grid {lrs:?}", path.display(), r.lr);
+        };
         let stale = want.steps.is_some_and(|s| s != (r.steps, r.warmup_steps))
             || r.backend != want.backend
             || (!r.run.is_empty() && &r.run != run);
@@ -549,7 +576,9 @@ fn check_kept(path: &Path, rows: &[SweepRow], want: &Expected) -> anyhow::Result
     Ok(())
 }
 
-/// A kept file's rows against the variant, seed, grid `lrs` and budget asked for.
+/// A kept file's rows against the variant, seed, grid `lrs` and budget asked for. The file may
+/// hold some of the grid's rates (written as each finished, or before the grid was widened),
+/// each once and in the grid's order; [`missing_rates`] are the ones still to run.
 fn check_rows(
     path: &Path,
     rows: &[SweepRow],
@@ -559,7 +588,12 @@ fn check_rows(
     seed: u64,
 ) -> anyhow::Result<()> {
     let kept: Vec<f64> = rows.iter().map(|r| r.lr).collect();
-    if kept != lrs
+    let at: Vec<Option<usize>> = kept
+        .iter()
+        .map(|&k| lrs.iter().position(|&l| l == k))
+        .collect();
+    let in_grid_order = at.iter().all(Option::is_some) && at.windows(2).all(|w| w[0] < w[1]);
+    if !in_grid_order
         || rows.iter().any(|r| {
             // +inf is a run that diverged (word2vec's rows); NaN or -inf is no loss.
             r.model != id.name()
@@ -575,6 +609,14 @@ fn check_rows(
         );
     }
     Ok(())
+}
+
+/// The grid's rates a kept file (checked by [`check_rows`]) has no row for, in grid order.
+fn missing_rates(rows: &[SweepRow], lrs: &[f64]) -> Vec<f64> {
+    lrs.iter()
+        .copied()
+        .filter(|&l| !rows.iter().any(|r| r.lr == l))
+        .collect()
 }
 
 /// Once every (variant, seed) file is there: each variant's rate, written to `chosen.csv` and
@@ -599,7 +641,17 @@ fn choose_if_complete(
             }
             let r: Vec<SweepRow> = output::read_csv(&path)?;
             check_rows(&path, &r, lrs, sweep.epochs, id, seed)?;
-            check_kept(&path, &r, &expected(study, args, id, seed, lrs, sweep)?)?;
+            check_kept(
+                &path,
+                &r,
+                lrs,
+                &expected(study, args, id, seed, lrs, sweep)?,
+            )?;
+            let todo = missing_rates(&r, lrs);
+            if !todo.is_empty() {
+                missing.push(format!("{} seed {seed} at {todo:?}", id.name()));
+                continue;
+            }
             rows.extend(r);
         }
     }
@@ -783,6 +835,60 @@ mod tests {
             c.mean_dev_loss.is_infinite() && c.status == "plateau",
             "{c:?}"
         );
+    }
+
+    #[test]
+    fn a_kept_file_with_some_of_the_grids_rates_runs_only_the_others() {
+        let m = ModelId::Sgns.name();
+        let path = Path::new("kept.csv");
+        let grid = [0.05, 0.1, 0.2];
+        let check = |rows: &[SweepRow]| check_rows(path, rows, &grid, 1.0, ModelId::Sgns, 1);
+        // Written as the first two rates finished, or before 0.2 was added to the grid.
+        let first = vec![row(m, 1, 0.05, 5.0), row(m, 1, 0.1, 4.0)];
+        check(&first).unwrap();
+        assert_eq!(missing_rates(&first, &grid), vec![0.2]);
+        let middle = vec![row(m, 1, 0.1, 4.0)];
+        check(&middle).unwrap();
+        assert_eq!(missing_rates(&middle, &grid), vec![0.05, 0.2]);
+        assert!(missing_rates(&[], &grid) == grid);
+        let all: Vec<SweepRow> = grid.iter().map(|&l| row(m, 1, l, 5.0)).collect();
+        check(&all).unwrap();
+        assert!(missing_rates(&all, &grid).is_empty());
+        // A rate outside the grid, one twice, or the grid's order broken: not this sweep's.
+        for bad in [
+            vec![row(m, 1, 0.05, 5.0), row(m, 1, 0.4, 4.0)],
+            vec![row(m, 1, 0.1, 5.0), row(m, 1, 0.1, 4.0)],
+            vec![row(m, 1, 0.2, 5.0), row(m, 1, 0.05, 4.0)],
+        ] {
+            let e = check(&bad).unwrap_err().to_string();
+            assert!(
+                e.contains("kept.csv: not this sweep's runs of word2vec-sgns seed 1"),
+                "{e}"
+            );
+        }
+        // Each kept row is matched to the run its own rate asks for, not to the grid's first.
+        let want = Expected {
+            steps: None,
+            backend: WORD2VEC_BACKEND.into(),
+            runs: vec!["run-a".into(), "run-b".into(), "run-c".into()],
+        };
+        let at = |lr: f64, run: &str| SweepRow {
+            run: run.into(),
+            backend: WORD2VEC_BACKEND.into(),
+            ..row(m, 1, lr, 5.0)
+        };
+        check_kept(path, &[at(0.1, "run-b"), at(0.2, "run-c")], &grid, &want).unwrap();
+        let e = check_kept(path, &[at(0.1, "run-a")], &grid, &want)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("kept.csv: the row at lr 0.1 is of another run") && e.contains("run-b"),
+            "{e}"
+        );
+        let e = check_kept(path, &[at(0.4, "run-a")], &grid, &want)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("kept.csv: lr 0.4 is not in the grid"), "{e}");
     }
 
     #[test]
