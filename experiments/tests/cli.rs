@@ -1779,8 +1779,25 @@ fn sweep_quick_trains_each_rate_chooses_once_complete_and_refuses_what_it_cannot
         wl[2].starts_with("transformer-mlm,1001,0.006,"),
         "{widened}"
     );
+    // The choice is made again over the three rates: the lowest of their dev losses.
+    let dev3: Vec<(f64, &str)> = wl[1..]
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[6].parse().unwrap(), f[2])
+        })
+        .collect();
+    let best3 = dev3.iter().min_by(|a, b| a.0.total_cmp(&b.0)).unwrap().1;
     let chosen3 = std::fs::read_to_string(out.join("sweep/chosen.csv")).unwrap();
-    assert!(chosen3.lines().count() == 2, "{chosen3}");
+    assert!(
+        said.contains("[learning_rates]")
+            && chosen3
+                .lines()
+                .nth(1)
+                .unwrap()
+                .starts_with(&format!("transformer-mlm,{best3},")),
+        "{said}\n{chosen3}"
+    );
     // A file holding one rate of the grid (as an interrupted sweep leaves it) counts as
     // missing for the choice, and the next call runs the rate it lacks.
     std::fs::write(
@@ -1788,12 +1805,35 @@ fn sweep_quick_trains_each_rate_chooses_once_complete_and_refuses_what_it_cannot
         format!("{}\n{}\n", lines[0], lines[1]),
     )
     .unwrap();
+    // With a second seed in the config, a call for that seed alone leaves seed 1001's file
+    // partial: no choice is made, the earlier chosen.csv is said to be no longer this config's.
+    let two_dir = tempfile::tempdir().unwrap();
+    let (two, _) = sweep_setup(
+        &two_dir,
+        "lrs = [3e-3, 1.2e-2]\nseeds = [1001, 1002]\nmodels = [\"transformer-mlm\"]\n",
+    );
+    let before = std::fs::read_to_string(out.join("sweep/chosen.csv")).unwrap();
+    let o = run_sweep(&two, &out, &["--seed", "1002"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stdout(&o);
+    assert!(
+        said.contains(
+            "runs still to do (transformer-mlm seed 1001 at [0.012]); nothing chosen yet"
+        ) && said.contains("chosen.csv is an earlier choice, not this config's")
+            && !said.contains("[learning_rates]"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("sweep/chosen.csv")).unwrap(),
+        before
+    );
     let o = run_sweep(&cfg, &out, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
+    let said = stdout(&o);
     assert!(
-        stdout(&o).contains("1 of 2 rates kept, [0.012] to run"),
-        "{}",
-        stdout(&o)
+        said.contains("1 of 2 rates kept, [0.012] to run")
+            && said.matches("sweep: transformer-mlm seed 1001 lr").count() == 1,
+        "{said}"
     );
     // Its run directory was kept, so the rate trains nothing: the same row again.
     let back = std::fs::read_to_string(out.join("sweep/transformer-mlm-seed1001.csv")).unwrap();

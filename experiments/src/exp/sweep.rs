@@ -661,6 +661,15 @@ fn choose_if_complete(
             missing.len(),
             missing.join(", ")
         );
+        // A choice kept from a smaller grid or fewer seeds is left as it is (it may be
+        // committed), but it is not this config's: say so rather than let it read as current.
+        let kept = dir.join("chosen.csv");
+        if kept.exists() {
+            println!(
+                "sweep: {} is an earlier choice, not this config's until every run above is in",
+                kept.display()
+            );
+        }
         return Ok(());
     }
     let chosen = choose(&rows, ids)?;
