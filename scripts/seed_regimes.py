@@ -143,6 +143,16 @@ def main(model, out_csv, results="results", quiet=False):
     return low, high, rows
 
 
+def refused(call, text):
+    """`call()` stops the script with a message containing `text`."""
+    try:
+        call()
+    except SystemExit as e:
+        assert text in str(e), e
+    else:
+        raise AssertionError(f"not refused (expected {text!r})")
+
+
 def self_test():
     """A planted round: the split, the disjoint flags and the refusals."""
     import tempfile
@@ -202,18 +212,9 @@ def self_test():
         # A seed a list gives another run is refused, naming the file and line.
         with open(os.path.join(d, "round", "similarity", "measurements.csv"), "a") as f:
             f.write("transformer-mlm,1,measurements/mlm-seed1-old/items-h.csv.gz\n")
-        try:
-            main("transformer-mlm", out, d, quiet=True)
-        except SystemExit as e:
-            assert "similarity/measurements.csv:4: transformer-mlm seed 1 is measurements/mlm-seed1-old" in str(e), e
-        else:
-            raise AssertionError("a seed given two runs was not refused")
-        try:
-            main("transformer-none", out, d, quiet=True)
-        except SystemExit as e:
-            assert "no runs of transformer-none" in str(e), e
-        else:
-            raise AssertionError("an absent model was not refused")
+        refused(lambda: main("transformer-mlm", out, d, quiet=True),
+                "similarity/measurements.csv:4: transformer-mlm seed 1 is measurements/mlm-seed1-old")
+        refused(lambda: main("transformer-none", out, d, quiet=True), "no runs of transformer-none")
     print("seed_regimes.py: self-test passed")
 
 

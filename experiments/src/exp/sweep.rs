@@ -10,8 +10,9 @@
 //! rewritten as each rate finishes), so that runs can go side by side in separate processes
 //! (`--model`, `--seed`); a file that holds some of the grid's rates (an interrupted sweep, or
 //! a grid widened since) has its rows checked against the runs they must be and only the
-//! missing rates run. Once every file the config asks for holds every rate, `<out>/sweep/chosen.csv` holds each variant's rate and the
-//! `[learning_rates]` table to paste into the study's config is printed.
+//! missing rates run. Once every file the config asks for holds every rate,
+//! `<out>/sweep/chosen.csv` holds each variant's rate and the `[learning_rates]` table to paste
+//! into the study's config is printed.
 //!
 //! Each row also records the scale of the input embedding at the end of its run (the RMS over
 //! coordinates of each coordinate's standard deviation across words, plain and weighted by
@@ -214,7 +215,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 } else {
                     sweep_run(&study, args, id, seed, lr, &sweep)?
                 });
-                rows.sort_by_key(|r| lrs.iter().position(|&l| l == r.lr));
+                rows.sort_by_key(|r| grid_position(lrs, r.lr));
                 output::write_csv(&path, &rows)?;
                 println!(
                     "wrote {} ({} of {} rates)",
@@ -550,8 +551,7 @@ fn expected(
 /// `--quick`, another backend or another recipe is refused, naming it.
 fn check_kept(path: &Path, rows: &[SweepRow], lrs: &[f64], want: &Expected) -> anyhow::Result<()> {
     for r in rows {
-        let at = lrs.iter().position(|&l| l == r.lr);
-        let Some(run) = at.and_then(|i| want.runs.get(i)) else {
+        let Some(run) = grid_position(lrs, r.lr).and_then(|i| want.runs.get(i)) else {
             anyhow::bail!("{}: lr {} is not in the grid {lrs:?}", path.display(), r.lr);
         };
         let stale = want.steps.is_some_and(|s| s != (r.steps, r.warmup_steps))
@@ -588,10 +588,7 @@ fn check_rows(
     seed: u64,
 ) -> anyhow::Result<()> {
     let kept: Vec<f64> = rows.iter().map(|r| r.lr).collect();
-    let at: Vec<Option<usize>> = kept
-        .iter()
-        .map(|&k| lrs.iter().position(|&l| l == k))
-        .collect();
+    let at: Vec<Option<usize>> = kept.iter().map(|&k| grid_position(lrs, k)).collect();
     let in_grid_order = at.iter().all(Option::is_some) && at.windows(2).all(|w| w[0] < w[1]);
     if !in_grid_order
         || rows.iter().any(|r| {
@@ -617,6 +614,12 @@ fn missing_rates(rows: &[SweepRow], lrs: &[f64]) -> Vec<f64> {
         .copied()
         .filter(|&l| !rows.iter().any(|r| r.lr == l))
         .collect()
+}
+
+/// Where `lr` stands in the grid `lrs`. Exact equality: a rate read back from a kept CSV is the
+/// same f64 the config gave (the CSV prints the shortest decimal that round-trips).
+fn grid_position(lrs: &[f64], lr: f64) -> Option<usize> {
+    lrs.iter().position(|&l| l == lr)
 }
 
 /// Once every (variant, seed) file is there: each variant's rate, written to `chosen.csv` and
