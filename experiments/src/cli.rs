@@ -132,6 +132,11 @@ pub struct Args {
     /// config's `seeds`).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// `train`: the seed of the initial weights, overriding the config's `[training]
+    /// init_seed`; `--seed` (or the config's) then sets only the batch order, the masks and
+    /// dropout: a crossed run, one seed's weights on another's batches.
+    #[arg(long = "init-seed", id = "init-seed")]
+    pub init_seed: Option<u64>,
     /// burn backend for transformer experiments (default flex; `backends` and
     /// `bench-transformer` compare all three unless one is named).
     #[arg(long, value_enum)]
@@ -243,6 +248,7 @@ impl Experiment {
                 "corpus",
                 "out",
                 "seed",
+                "init-seed",
                 "backend",
                 "quick",
                 "objective",

@@ -483,6 +483,54 @@ fn flags_an_experiment_does_not_use_are_refused() {
     assert!(!dir.path().join("corpus-stats.csv").exists());
 }
 
+/// `--init-seed`: a crossed run (one seed's weights on another's batches) is its own run, its
+/// config records both seeds, and an experiment that does not take it refuses it.
+#[test]
+fn init_seed_makes_a_crossed_run_of_its_own_and_only_train_takes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let train = |extra: &[&str]| {
+        let mut args = vec!["--exp", "train", "--quick", "--out", out, "--seed", "1"];
+        args.extend(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    train(&["--init-seed", "2"]);
+    train(&[]);
+    let mut configs: Vec<serde_json::Value> = std::fs::read_dir(dir.path().join("runs"))
+        .unwrap()
+        .map(|e| {
+            let text = std::fs::read_to_string(e.unwrap().path().join("config.json")).unwrap();
+            serde_json::from_str(&text).unwrap()
+        })
+        .collect();
+    assert_eq!(configs.len(), 2, "two runs, not one overwritten");
+    configs.sort_by_key(|c| c["training"].get("init_seed").is_some());
+    assert_eq!(configs[0]["training"]["seed"], 1);
+    assert!(
+        configs[0]["training"].get("init_seed").is_none(),
+        "{}",
+        configs[0]
+    );
+    assert_eq!(configs[1]["training"]["seed"], 1);
+    assert_eq!(configs[1]["training"]["init_seed"], 2);
+    let o = run(&[
+        "--exp",
+        "sweep",
+        "--quick",
+        "--init-seed",
+        "2",
+        "--out",
+        out,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--exp sweep does not use --init-seed"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn an_out_that_cannot_hold_results_is_refused_before_any_work() {
     let dir = tempfile::tempdir().unwrap();

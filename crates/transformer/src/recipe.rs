@@ -35,6 +35,13 @@ pub struct TrainingConfig {
     pub checkpoint_every: usize,
     pub heldout_fraction: f64,
     pub seed: u64,
+    /// The seed of the initial weights where it should differ from `seed`, which then sets
+    /// only what training reads: the batch order, the masks and dropout. A crossed design
+    /// (seed a's weights trained on seed b's batches) separates which of the two decides an
+    /// outcome that differs between seeds (docs/method.md, "What sets a seed's regime").
+    /// Absent (the default): `seed` sets both. Left out of the JSON when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub init_seed: Option<u64>,
     /// Start the LM head's output bias at the training split's log unigram probabilities, so
     /// step 0 already predicts at the unigram entropy instead of at ln(vocabulary size) and the
     /// first few hundred steps go into context rather than into word frequencies.
@@ -172,6 +179,7 @@ impl Default for TrainingConfig {
             checkpoint_every: 500,
             heldout_fraction: 0.02,
             seed: 1,
+            init_seed: None,
             unigram_bias_init: true,
             clm_target_fraction: None,
             plateau: None,

@@ -180,7 +180,8 @@ pub fn heldout_loss(model: &Transformer, data: &Sequences, cfg: &TrainingConfig)
 }
 
 /// The weights a run starts from, before the output bias ([`TrainingConfig::unigram_bias_init`]
-/// needs the data): the seed's draw of `model_cfg`, then the frozen input redrawn at
+/// needs the data): the initial seed's draw of `model_cfg` ([`TrainingConfig::init_seed`], else
+/// [`TrainingConfig::seed`]), then the frozen input redrawn at
 /// [`TrainingConfig::frozen_embedding_std`], then the untied head's start
 /// ([`TrainingConfig::lm_head_init`]). Seeds `device`. What a measurement reads as a run's
 /// initialisation (its W0) comes from here too, so it is exactly what the run started from.
@@ -190,7 +191,7 @@ pub fn initial_model(
     device: &Device,
 ) -> Result<Transformer, TrainError> {
     fits_model(&model_cfg.settings(), cfg)?;
-    device.seed(cfg.seed);
+    device.seed(cfg.init_seed.unwrap_or(cfg.seed));
     let mut model = model_cfg.init(device);
     if let Some(std) = cfg.frozen_embedding_std {
         model = model.with_token_embedding_std(std, true, device);

@@ -901,3 +901,56 @@ fn an_untied_head_starts_as_asked_and_resumes_exactly() {
         other => panic!("expected a config error, got {:?}", other.map(|o| o.curve)),
     }
 }
+
+/// `init_seed`: a crossed run starts from one seed's weights bit for bit and trains on the
+/// other's batches and masks (its end differs from the plain run of its initial seed, which
+/// started from the same weights); `init_seed` equal to `seed` is the plain run exactly; and
+/// a config without it serialises as before, so run hashes do not move.
+#[test]
+fn a_crossed_run_starts_from_one_seeds_weights_and_reads_the_others_batches() {
+    use transformer::training::initial_model;
+    let _serial = serial();
+    let corpus = corpus();
+    let data = Sequences::new(&corpus, 12, 0.05).unwrap();
+    let device = Device::flex();
+    let m = model(corpus.vocab.len_with_specials(), 0.0);
+    let plain = |seed| TrainingConfig {
+        seed,
+        ..training(6)
+    };
+    let crossed = TrainingConfig {
+        init_seed: Some(2),
+        ..plain(1)
+    };
+    let w0 = |cfg: &TrainingConfig| weights(&initial_model(&m, cfg, &device).unwrap());
+    assert_eq!(w0(&crossed), w0(&plain(2)));
+    assert_ne!(w0(&crossed), w0(&plain(1)));
+    let run = |cfg: &TrainingConfig| {
+        let dir = tempfile::tempdir().unwrap();
+        let out = train(&m, cfg, &data, &device, dir.path(), &RunControl::default()).unwrap();
+        (weights(&out.model), curve(&out.curve))
+    };
+    let (a, one, two) = (run(&crossed), run(&plain(1)), run(&plain(2)));
+    assert_ne!(
+        a.0, two.0,
+        "the same start trained on another seed's batches must end elsewhere"
+    );
+    assert_ne!(a.0, one.0);
+    assert_ne!(a.1, two.1);
+    let same = run(&TrainingConfig {
+        init_seed: Some(1),
+        ..plain(1)
+    });
+    assert_eq!(same, one);
+    let json = |cfg: &TrainingConfig| serde_json::to_string(cfg).unwrap();
+    assert!(
+        !json(&plain(1)).contains("init_seed"),
+        "{}",
+        json(&plain(1))
+    );
+    assert!(
+        json(&crossed).contains("\"init_seed\":2"),
+        "{}",
+        json(&crossed)
+    );
+}

@@ -65,6 +65,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if let Some(s) = args.seed {
         config.training.seed = s;
     }
+    if let Some(s) = args.init_seed {
+        config.training.init_seed = Some(s);
+    }
     if args.quick {
         quick(&mut config.model, &mut config.training);
     }
