@@ -137,10 +137,20 @@ pub fn run_dir<T: Serialize>(out: &Path, label: &str, seed: u64, key: &T) -> Pat
         .join(format!("{label}-seed{seed}-{}", config_hash(key)))
 }
 
-/// The run directory of a transformer, labelled by [`transformer_label`].
+/// The run directory of a transformer, labelled by [`transformer_label`]; a crossed run
+/// (`init_seed`) is `<label>-seed<seed>-init<init_seed>-<hash>`, so its name says both seeds and
+/// a plain run's `--resume` does not offer it as the same model.
 pub fn transformer_dir(out: &Path, key: &TransformerKey) -> PathBuf {
-    let label = transformer_label(key.model, key.training);
-    run_dir(out, &label, key.training.seed, key)
+    let mut label = transformer_label(key.model, key.training);
+    let seed = key.training.seed;
+    match key.training.init_seed {
+        Some(init) => {
+            label.push_str(&format!("-seed{seed}-init{init}"));
+            out.join("runs")
+                .join(format!("{label}-{}", config_hash(key)))
+        }
+        None => run_dir(out, &label, seed, key),
+    }
 }
 
 /// Other run directories of the same label and seed (another config hash) that hold a

@@ -497,14 +497,26 @@ fn init_seed_makes_a_crossed_run_of_its_own_and_only_train_takes_it() {
     };
     train(&["--init-seed", "2"]);
     train(&[]);
-    let mut configs: Vec<serde_json::Value> = std::fs::read_dir(dir.path().join("runs"))
+    // The diagonal is the plain run: found finished, not trained again under another name.
+    train(&["--init-seed", "1"]);
+    let mut names: Vec<String> = std::fs::read_dir(dir.path().join("runs"))
         .unwrap()
-        .map(|e| {
-            let text = std::fs::read_to_string(e.unwrap().path().join("config.json")).unwrap();
-            serde_json::from_str(&text).unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names[0].starts_with("mlm-seed1-") && !names[0].contains("init"),
+        "{names:?}"
+    );
+    assert!(names[1].starts_with("mlm-seed1-init2-"), "{names:?}");
+    let mut configs: Vec<serde_json::Value> = names
+        .iter()
+        .map(|n| {
+            let path = dir.path().join("runs").join(n).join("config.json");
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
         })
         .collect();
-    assert_eq!(configs.len(), 2, "two runs, not one overwritten");
     configs.sort_by_key(|c| c["training"].get("init_seed").is_some());
     assert_eq!(configs[0]["training"]["seed"], 1);
     assert!(

@@ -760,6 +760,13 @@ fn check_recipe(cfg: &Config) -> anyhow::Result<()> {
             anyhow::bail!("[sweep] models: {name:?} is not a trained transformer or word2vec");
         }
     }
+    if let Some(s) = cfg.training.init_seed {
+        // One W0 for every seed would make the seeds' runs dependent, and every interval over
+        // seeds assumes they are not.
+        anyhow::bail!(
+            "[training] init_seed = {s} would start every seed of the study from one seed's weights; a crossed run is `--exp train --init-seed`"
+        );
+    }
     if cfg.training.frozen_embedding_std.is_some() {
         anyhow::bail!(
             "[training] frozen_embedding_std would reach every variant; set the top-level frozen_embedding_std, which the frozen-input ablation alone reads"
@@ -845,6 +852,10 @@ mod recipe_tests {
         bad(
             &|c| c.frozen_embedding_std = Some(-1.0),
             "frozen_embedding_std",
+        );
+        bad(
+            &|c| c.training.init_seed = Some(2),
+            "[training] init_seed = 2 would start every seed of the study from one seed's weights",
         );
         bad(
             &|c| {

@@ -403,9 +403,7 @@ impl Study {
         let (model_cfg, training) = self.variant(id, seed);
         let dir = self.run_dir(id, seed);
         if id == ModelId::Untrained {
-            // The untrained control is its initialisation: the same draw a trained run of
-            // this seed starts from (training::initial_model's seed).
-            self.device.seed(training.init_seed.unwrap_or(seed));
+            self.device.seed(seed);
             let model = model_cfg.init(&self.device);
             let losses = training::heldout_losses(&model, &self.seqs, &training);
             let mut splits = vec![("heldout", losses.heldout)];

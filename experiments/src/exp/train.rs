@@ -68,6 +68,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if let Some(s) = args.init_seed {
         config.training.init_seed = Some(s);
     }
+    if config.training.init_seed == Some(config.training.seed) {
+        // The plain run, under its own name and hash (not retrained as a "crossed" one).
+        config.training.init_seed = None;
+    }
     if args.quick {
         quick(&mut config.model, &mut config.training);
     }
