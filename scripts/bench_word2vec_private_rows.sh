@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# word2vec on two threads with and without private output rows (`private_rows`): our three
-# models (skip-gram's pair order and window update, CBOW) at private_rows 0 (every row shared,
-# word2vec.c's and gensim's hogwild) and at the benchmark config's value, seeds 1-3 (SEEDS="..."
-# to change), the two settings alternated run by run, each going first in every other pair, so
-# that neither the machine's drift nor going first falls on one setting.
+# word2vec on two threads with and without private rows: our three models (skip-gram's pair
+# order and window update, CBOW) with every row shared (private_rows = private_input_rows = 0,
+# word2vec.c's and gensim's hogwild), with the output matrix's frequent rows private
+# (`private_rows` at the benchmark config's value, `private_input_rows` = 0), and with the
+# input matrix's too (the benchmark config as it is); seeds 1-3 (SEEDS="..." to change), the
+# three settings run in turn within each (seed, model), the order rotated from one to the next,
+# so that neither the machine's drift nor going first falls on one setting.
 # Writes results/bench/word2vec-private-rows.csv with the CPU named in each row, and prints
-# each setting's median speed, its ratio to private_rows = 0, quality and peak RSS.
+# each setting's median speed, its ratio to every row shared, quality and peak RSS.
 # Run it on a quiet machine: every other process shares the cores and the caches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,25 +16,31 @@ cargo build -p experiments
 bin="$CARGO_TARGET_DIR/debug/experiments"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The benchmark config with every `private_rows` line set to 0: the other arm. Both models'
-# tables ([sgns], [cbow]) must set a value above 0, or the two arms would be one.
+# The benchmark config with every `private_rows` line set to 0 and with every
+# `private_input_rows` line set to 0: the other arms. Both models' tables ([sgns], [cbow]) must
+# set both above 0 (one line each), or two arms would be one.
 config=experiments/configs/word2vec.toml
-[ "$(grep -cE '^private_rows *= *[1-9][0-9]* *$' "$config")" = 2 ] || {
-  echo "$config: [sgns] and [cbow] must each set private_rows above 0 (one line each)" >&2; exit 1; }
+for key in private_rows private_input_rows; do
+  [ "$(grep -cE "^$key *= *[1-9][0-9]* *\$" "$config")" = 2 ] || {
+    echo "$config: [sgns] and [cbow] must each set $key above 0 (one line each)" >&2; exit 1; }
+done
+output="$tmp/output-rows.toml"
+sed -E 's/^private_input_rows *=.*/private_input_rows = 0/' "$config" > "$output"
 shared="$tmp/shared.toml"
-sed -E 's/^private_rows *=.*/private_rows = 0/' "$config" > "$shared"
-[ "$(grep -c '^private_rows = 0$' "$shared")" = 2 ] || { echo "could not set private_rows = 0" >&2; exit 1; }
-pair=0
+sed -E 's/^private_rows *=.*/private_rows = 0/' "$output" > "$shared"
+[ "$(grep -c '^private_input_rows = 0$' "$output")" = 2 ] && [ "$(grep -c '^private_rows = 0$' "$shared")" = 2 ] || {
+  echo "could not set the rows to 0" >&2; exit 1; }
+arms=("$shared" "$output" "$config")
+turn=0
 for seed in ${SEEDS:-1 2 3}; do
   for model in sgns sgns-window cbow; do
-    pair=$((pair + 1))
-    order=("$shared" "$config")
-    [ $((pair % 2)) = 0 ] && order=("$config" "$shared")
-    for config_file in "${order[@]}"; do
+    for k in 0 1 2; do
+      config_file="${arms[$(((turn + k) % 3))]}"
       config_name=$(basename "$config_file" .toml)
       out="$tmp/$config_name"
       "$bin" --exp bench-word2vec --model "$model" --threads 2 --seed "$seed" --config "$config_file" --out "$out" > "$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
     done
+    turn=$((turn + 1))
   done
 done
 mkdir -p results/bench
@@ -42,11 +50,11 @@ import csv, statistics as st
 rows = list(csv.DictReader(open("results/bench/word2vec-private-rows.csv")))
 g = {}
 for r in rows:
-    g.setdefault((r["model"], int(r["private_rows"])), []).append(r)
-base = {m: st.median(float(r["raw_words_per_cpu_s"]) for r in rs) for (m, p), rs in g.items() if p == 0}
+    g.setdefault((r["model"], int(r["private_rows"]), int(r["private_input_rows"])), []).append(r)
+base = {m: st.median(float(r["raw_words_per_cpu_s"]) for r in rs) for (m, p, q), rs in g.items() if p == q == 0}
 span = lambda rs, k: f"{min(float(r[k]) for r in rs):.3f}-{max(float(r[k]) for r in rs):.3f}"
-print(f"{'model':12} {'private':>7} {'words/CPU-s (median, min-max)':>32} {'x shared':>8} {'analogy':>13} {'WS-353':>13} {'SimLex':>13} {'peak RSS MiB':>13}")
-for (m, p), rs in sorted(g.items()):
+print(f"{'model':12} {'out':>5} {'in':>5} {'words/CPU-s (median, min-max)':>32} {'x shared':>8} {'analogy':>13} {'WS-353':>13} {'SimLex':>13} {'peak RSS MiB':>13}")
+for (m, p, q), rs in sorted(g.items()):
     v = [float(r["raw_words_per_cpu_s"]) for r in rs]
-    print(f"{m:12} {p:>7} {st.median(v):>12.0f} ({min(v):.0f}-{max(v):.0f}) {st.median(v) / base[m]:>8.2f} {span(rs, 'analogy_3cosadd'):>13} {span(rs, 'ws353_all_spearman'):>13} {span(rs, 'simlex999_spearman'):>13} {span(rs, 'peak_rss_mib'):>13}")
+    print(f"{m:12} {p:>5} {q:>5} {st.median(v):>12.0f} ({min(v):.0f}-{max(v):.0f}) {st.median(v) / base[m]:>8.2f} {span(rs, 'analogy_3cosadd'):>13} {span(rs, 'ws353_all_spearman'):>13} {span(rs, 'simlex999_spearman'):>13} {span(rs, 'peak_rss_mib'):>13}")
 PY

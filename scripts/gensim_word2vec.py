@@ -39,7 +39,7 @@ def spearman(name):
     return model.wv.evaluate_word_pairs(f"{a.similarity_dir}/{name}", restrict_vocab=rv, case_insensitive=True)[1][0]
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 v, d = len(model.wv), m["dim"]
-row = dict(implementation="gensim", model=a.model, seed=m["seed"], threads=a.threads, private_rows=0, epochs=m["epochs"], dim=d, raw_words=raw,
+row = dict(implementation="gensim", model=a.model, seed=m["seed"], threads=a.threads, private_rows=0, private_input_rows=0, epochs=m["epochs"], dim=d, raw_words=raw,
            wall_s=wall, cpu_s=cpu, raw_words_per_cpu_s=raw / cpu, raw_words_per_s=raw / wall, peak_rss_mib=peak,
            rss_budget_mib=2 * (2 * v * d * 4 + model.corpus_total_words * 4) / 2**20, analogy_3cosadd=acc,
            ws353_all_spearman=spearman("EN-WS-353-ALL.txt"), simlex999_spearman=spearman("EN-SIMLEX-999.txt"))

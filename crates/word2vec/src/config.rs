@@ -76,6 +76,14 @@ pub struct Word2VecConfig {
     /// move.
     #[serde(skip_serializing_if = "is_zero")]
     pub private_rows: usize,
+    /// The same for the input matrix: how many of its most frequent words' rows each thread
+    /// keeps private, merged after every chunk. Every context word's input row is written at
+    /// each of its positions (CBOW's averaged context, skip-gram's context rows), and the
+    /// frequent words' rows are then written by both cores as the noise words' output rows are.
+    /// 0, the default, shares them all; one thread ignores it. Left out of the config's JSON at
+    /// 0, so run hashes written before it existed do not move.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub private_input_rows: usize,
     pub threads: usize,
     pub seed: u64,
 }
@@ -94,6 +102,7 @@ impl Default for Word2VecConfig {
             max_tokens: None,
             update: Update::Pair,
             private_rows: 0,
+            private_input_rows: 0,
             threads: 2,
             seed: 1,
         }
@@ -293,7 +302,7 @@ mod tests {
     fn later_fields_at_their_defaults_leave_the_json_as_it_was() {
         let json = |c: &Word2VecConfig| serde_json::to_string(c).unwrap();
         let plain = json(&Word2VecConfig::default());
-        for field in ["private_rows", "update", "max_tokens"] {
+        for field in ["private_rows", "private_input_rows", "update", "max_tokens"] {
             assert!(!plain.contains(field), "{plain}");
         }
         let private = json(&Word2VecConfig {
@@ -304,6 +313,12 @@ mod tests {
         // And a config read back without the field is the default.
         let back: Word2VecConfig = serde_json::from_str(&plain).unwrap();
         assert_eq!(back.private_rows, 0);
+        assert_eq!(back.private_input_rows, 0);
+        let input = json(&Word2VecConfig {
+            private_input_rows: 512,
+            ..Default::default()
+        });
+        assert!(input.contains("\"private_input_rows\":512"), "{input}");
     }
 
     #[test]

@@ -73,6 +73,8 @@ pub trait Rows {
     fn row(&self, i: u32) -> &mut [f32];
     /// Row `i` as a pointer to its first float ([`SharedMatrix::row_ptr`]).
     fn row_ptr(&self, i: u32) -> *mut f32;
+    /// Floats per row.
+    fn cols(&self) -> usize;
 }
 
 impl Rows for SharedMatrix<'_> {
@@ -84,6 +86,10 @@ impl Rows for SharedMatrix<'_> {
     fn row_ptr(&self, i: u32) -> *mut f32 {
         SharedMatrix::row_ptr(self, i)
     }
+    #[inline(always)]
+    fn cols(&self) -> usize {
+        self.cols
+    }
 }
 
 impl Rows for ThreadRows<'_, '_> {
@@ -94,6 +100,10 @@ impl Rows for ThreadRows<'_, '_> {
     #[inline(always)]
     fn row_ptr(&self, i: u32) -> *mut f32 {
         ThreadRows::row_ptr(self, i)
+    }
+    #[inline(always)]
+    fn cols(&self) -> usize {
+        self.shared.cols
     }
 }
 

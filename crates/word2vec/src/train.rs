@@ -161,6 +161,8 @@ pub fn train(
                     let mut buf = Buffers::new(config);
                     let mut private =
                         private_output_rows(config).map(|n| ThreadRows::new(&output, n));
+                    let mut private_input =
+                        private_input_rows(config).map(|n| ThreadRows::new(&input, n));
                     while !stop.load(Ordering::Relaxed) {
                         let job = next_job.fetch_add(1, Ordering::Relaxed);
                         if job >= n_jobs {
@@ -180,11 +182,21 @@ pub fn train(
                             config,
                             input: &input,
                         };
-                        let st = match &private {
-                            Some(rows) => run_job(&job_ctx, rows, &mut rng, &mut buf),
-                            None => run_job(&job_ctx, &output, &mut rng, &mut buf),
+                        // The hot loop is compiled for each pairing of the two views.
+                        let st = match (&private_input, &private) {
+                            (None, Some(rows)) => run_job(&job_ctx, rows, &mut rng, &mut buf),
+                            (None, None) => run_job(&job_ctx, &output, &mut rng, &mut buf),
+                            (Some(inp), Some(rows)) => {
+                                run_job(&job_ctx.with_input(inp), rows, &mut rng, &mut buf)
+                            }
+                            (Some(inp), None) => {
+                                run_job(&job_ctx.with_input(inp), &output, &mut rng, &mut buf)
+                            }
                         };
                         if let Some(rows) = &mut private {
+                            rows.merge();
+                        }
+                        if let Some(rows) = &mut private_input {
                             rows.merge();
                         }
                         if !st.loss.is_finite() {
@@ -275,6 +287,12 @@ pub fn train(
 /// for it, without the private rows' lookup: a one-thread run is word2vec.c's, as before).
 fn private_output_rows(config: &Word2VecConfig) -> Option<usize> {
     (config.threads > 1 && config.private_rows > 0).then_some(config.private_rows)
+}
+
+/// How many input rows each thread keeps private: as [`private_output_rows`], for
+/// `private_input_rows`.
+fn private_input_rows(config: &Word2VecConfig) -> Option<usize> {
+    (config.threads > 1 && config.private_input_rows > 0).then_some(config.private_input_rows)
 }
 
 /// Floats per stored row: `dim` rounded up to a whole number of 256-bit vector registers, so
@@ -401,7 +419,9 @@ impl Buffers {
     }
 }
 
-struct Job<'a, 'm> {
+/// One chunk's work: its words, the run's tables, and the input matrix as this thread sees it
+/// (shared, or with its frequent rows private: [`ThreadRows`]).
+struct Job<'a, I: Rows> {
     ids: &'a [u32],
     v: u32,
     keep: &'a [f32],
@@ -409,11 +429,35 @@ struct Job<'a, 'm> {
     sigmoid: &'a Sigmoid,
     alpha: f32,
     config: &'a Word2VecConfig,
-    input: &'a SharedMatrix<'m>,
+    input: &'a I,
+}
+
+impl<'a, I: Rows> Job<'a, I> {
+    /// The same job reading and writing the input rows through `input`.
+    fn with_input<'b, J: Rows>(&self, input: &'b J) -> Job<'b, J>
+    where
+        'a: 'b,
+    {
+        Job {
+            ids: self.ids,
+            v: self.v,
+            keep: self.keep,
+            noise: self.noise,
+            sigmoid: self.sigmoid,
+            alpha: self.alpha,
+            config: self.config,
+            input,
+        }
+    }
 }
 
 /// Picks the widest instruction set the CPU has for the hot loop (the same code, compiled twice).
-fn run_job<R: Rows>(job: &Job, output: &R, rng: &mut SplitMix64, buf: &mut Buffers) -> JobStats {
+fn run_job<I: Rows, R: Rows>(
+    job: &Job<I>,
+    output: &R,
+    rng: &mut SplitMix64,
+    buf: &mut Buffers,
+) -> JobStats {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
         // SAFETY: the features were just detected.
@@ -424,8 +468,8 @@ fn run_job<R: Rows>(job: &Job, output: &R, rng: &mut SplitMix64, buf: &mut Buffe
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn run_job_avx2<R: Rows>(
-    job: &Job,
+unsafe fn run_job_avx2<I: Rows, R: Rows>(
+    job: &Job<I>,
     output: &R,
     rng: &mut SplitMix64,
     buf: &mut Buffers,
@@ -434,8 +478,8 @@ unsafe fn run_job_avx2<R: Rows>(
 }
 
 #[inline(always)]
-fn run_job_generic<R: Rows>(
-    job: &Job,
+fn run_job_generic<I: Rows, R: Rows>(
+    job: &Job<I>,
     output: &R,
     rng: &mut SplitMix64,
     buf: &mut Buffers,
@@ -517,8 +561,8 @@ fn run_job_generic<R: Rows>(
 /// computed: the rows are read at random over two `vocabulary x dim` matrices, and waiting
 /// for them is most of the time of a window (perf).
 #[inline(always)]
-fn window_sentence<R: Rows>(
-    job: &Job,
+fn window_sentence<I: Rows, R: Rows>(
+    job: &Job<I>,
     output: &R,
     rng: &mut SplitMix64,
     sent: &[u32],
@@ -595,8 +639,8 @@ fn window_sentence<R: Rows>(
 /// position's output rows and new context row fetched while this one is computed.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn cbow_sentence<R: Rows>(
-    job: &Job,
+fn cbow_sentence<I: Rows, R: Rows>(
+    job: &Job<I>,
     output: &R,
     rng: &mut SplitMix64,
     sent: &[u32],
@@ -658,7 +702,7 @@ fn cbow_sentence<R: Rows>(
             for c in contexts.clone() {
                 context_rows.push(job.input.row_ptr(c));
             }
-            lanes = with_outputs!(cfg.negative + 1, M => cbow_lanes::<R, M>(job, output, word, negs, context_rows, h), _ => None);
+            lanes = with_outputs!(cfg.negative + 1, M => cbow_lanes::<I, R, M>(job, output, word, negs, context_rows, h), _ => None);
         }
         if let Some(l) = lanes {
             loss += l as f64;
@@ -704,8 +748,8 @@ fn cbow_sentence<R: Rows>(
 /// One CBOW position through [`sgd::cbow_step_lanes`], or `None` (nothing changed) when its
 /// output rows are not distinct: a noise word drawn twice or equal to the centre word.
 #[inline(always)]
-fn cbow_lanes<R: Rows, const M: usize>(
-    job: &Job,
+fn cbow_lanes<I: Rows, R: Rows, const M: usize>(
+    job: &Job<I>,
     output: &R,
     word: u32,
     negs: &[u32],
@@ -753,16 +797,16 @@ fn prefetch_row(row: &[f32]) {
 /// ([`sgd::window_step_lanes`]) for the noise-word counts it is compiled for,
 /// [`sgd::window_step`] for others.
 #[inline(always)]
-fn window_update<R: Rows>(job: &Job, output: &R, buf: &mut WindowBuffers) -> f32 {
-    with_outputs!(job.config.negative + 1, M => window_update_lanes::<R, M>(job, output, buf), _ => window_update_pairs(job, output, buf))
+fn window_update<I: Rows, R: Rows>(job: &Job<I>, output: &R, buf: &mut WindowBuffers) -> f32 {
+    with_outputs!(job.config.negative + 1, M => window_update_lanes::<I, R, M>(job, output, buf), _ => window_update_pairs(job, output, buf))
 }
 
 /// [`sgd::window_step_lanes`] on the window in `buf`: each context word and each noise word
 /// once, with how often it stands in the window; the output slots left over (noise draws of
 /// the centre word are skipped) point at a zero row with count 0.
 #[inline(always)]
-fn window_update_lanes<R: Rows, const M: usize>(
-    job: &Job,
+fn window_update_lanes<I: Rows, R: Rows, const M: usize>(
+    job: &Job<I>,
     output: &R,
     buf: &mut WindowBuffers,
 ) -> f32 {
@@ -817,7 +861,7 @@ fn window_update_lanes<R: Rows, const M: usize>(
 
 /// [`sgd::window_step`] on the window in `buf`.
 #[inline(always)]
-fn window_update_pairs<R: Rows>(job: &Job, output: &R, buf: &mut WindowBuffers) -> f32 {
+fn window_update_pairs<I: Rows, R: Rows>(job: &Job<I>, output: &R, buf: &mut WindowBuffers) -> f32 {
     sgd::window_step(
         &buf.contexts,
         &buf.outputs,
@@ -858,7 +902,7 @@ mod tests {
         input: &'a SharedMatrix<'m>,
         noise: &'a AliasTable,
         sigmoid: &'a Sigmoid,
-    ) -> Job<'a, 'm> {
+    ) -> Job<'a, SharedMatrix<'m>> {
         const KEEP: [f32; 16] = [1.0; 16];
         Job {
             ids: &[],
@@ -901,7 +945,7 @@ mod tests {
             win.labels.push(1.0);
             win.labels.resize(outputs.len(), 0.0);
             let loss = if lanes {
-                window_update_lanes::<SharedMatrix, 4>(&job, &output, win)
+                window_update_lanes::<SharedMatrix, SharedMatrix, 4>(&job, &output, win)
             } else {
                 window_update_pairs(&job, &output, win)
             };
@@ -961,13 +1005,22 @@ mod tests {
         // A noise word equal to the centre word, or drawn twice: refused, nothing changed.
         for negs in [[0, 3], [3, 3]] {
             assert_eq!(
-                cbow_lanes::<SharedMatrix, 3>(&job, &output, 0, &negs, &contexts, &mut h),
+                cbow_lanes::<SharedMatrix, SharedMatrix, 3>(
+                    &job, &output, 0, &negs, &contexts, &mut h
+                ),
                 None
             );
         }
         assert_eq!(input.row(1), &before_in[8..16]);
         assert_eq!(output.row(3), &before_out[24..32]);
-        let loss = cbow_lanes::<SharedMatrix, 3>(&job, &output, 0, &[2, 3], &contexts, &mut h);
+        let loss = cbow_lanes::<SharedMatrix, SharedMatrix, 3>(
+            &job,
+            &output,
+            0,
+            &[2, 3],
+            &contexts,
+            &mut h,
+        );
         assert!(loss.is_some_and(|l| l > 0.0));
         assert_ne!(output.row(3), &before_out[24..32]);
         assert_ne!(input.row(1), &before_in[8..16]);
@@ -987,6 +1040,23 @@ mod tests {
         );
         assert_eq!(private_output_rows(&cfg(2, 0)), None);
         assert_eq!(private_output_rows(&cfg(2, 1024)), Some(1024));
+        let input = |threads, private_input_rows| Word2VecConfig {
+            threads,
+            private_input_rows,
+            ..Default::default()
+        };
+        assert_eq!(
+            private_input_rows(&input(1, 512)),
+            None,
+            "one thread keeps none"
+        );
+        assert_eq!(private_input_rows(&input(2, 0)), None);
+        assert_eq!(private_input_rows(&input(2, 512)), Some(512));
+        assert_eq!(
+            private_output_rows(&input(2, 512)),
+            None,
+            "the two are apart"
+        );
     }
 
     #[test]

@@ -115,7 +115,8 @@ fn both_architectures_separate_planted_classes() {
 
 /// Two threads with the most frequent words' output rows private to each thread, merged after
 /// every chunk (here a sentence of 12 tokens): some rows private (the four most frequent words,
-/// context words here), and every row private. The output matrix comes back trained and
+/// context words here), and every row private; and the same for the input rows
+/// (`private_input_rows`). The output matrix comes back trained and
 /// separating the classes too: with every row private it holds only what the merges brought
 /// (nothing else writes it; it starts at zero), so merges that lost every change would leave
 /// zero rows, which the test refuses by name (their cosine is undefined). The merge's
@@ -137,10 +138,14 @@ fn private_rows_on_two_threads_separate_planted_classes() {
             ..small(arch)
         };
         let serial = train(&corpus, &base, false).unwrap();
-        for private_rows in [4, 1000] {
+        // Output rows private (some, all), input rows too, and input rows alone (all of them:
+        // the input matrix then changes only by merges, and a lost merge leaves it at its
+        // random start, with no class gap).
+        for (private_rows, private_input_rows) in [(4, 0), (1000, 0), (4, 4), (0, 1000)] {
             let cfg = Word2VecConfig {
                 threads: 2,
                 private_rows,
+                private_input_rows,
                 ..base.clone()
             };
             let trained = train(&corpus, &cfg, false).unwrap();
@@ -149,7 +154,7 @@ fn private_rows_on_two_threads_separate_planted_classes() {
                 let row = &output.row(i)[..dim];
                 assert!(
                     row.iter().all(|x| x.is_finite()) && row.iter().any(|&x| x != 0.0),
-                    "{arch:?} {update:?}, {private_rows} private rows: output row {i} is zero or not finite"
+                    "{arch:?} {update:?}, {private_rows}/{private_input_rows} private rows: output row {i} is zero or not finite"
                 );
             }
             for (matrix, v, one) in [
@@ -163,24 +168,25 @@ fn private_rows_on_two_threads_separate_planted_classes() {
                 );
                 assert!(
                     gap > 0.8 * one_gap,
-                    "{arch:?} {update:?}, {private_rows} private rows, {matrix}: within-class minus between-class cosine is only {gap}, one thread's {one_gap}"
+                    "{arch:?} {update:?}, {private_rows}/{private_input_rows} private output/input rows, {matrix}: within-class minus between-class cosine is only {gap}, one thread's {one_gap}"
                 );
             }
         }
     }
 }
 
-/// One thread shares its rows with no one: `private_rows` changes nothing, to the last bit
-/// (a merge would round `s + (l - s)` differently from `l`).
+/// One thread shares its rows with no one: `private_rows` and `private_input_rows` change
+/// nothing, to the last bit (a merge would round `s + (l - s)` differently from `l`).
 #[test]
 fn one_thread_ignores_private_rows() {
     let corpus = planted_corpus(100);
     for arch in [Architecture::Sg, Architecture::Cbow] {
-        let run = |private_rows| {
+        let run = |private_rows, private_input_rows| {
             let t = train(
                 &corpus,
                 &Word2VecConfig {
                     private_rows,
+                    private_input_rows,
                     ..small(arch)
                 },
                 false,
@@ -188,7 +194,7 @@ fn one_thread_ignores_private_rows() {
             .unwrap();
             (t.vectors.data().to_vec(), t.output.data().to_vec())
         };
-        assert_eq!(run(0), run(1000), "{arch:?}");
+        assert_eq!(run(0, 0), run(1000, 1000), "{arch:?}");
     }
 }
 

@@ -930,8 +930,13 @@ mod word2vec_config_tests {
             // The study's configs (the others are read by other experiments).
             if let Ok(cfg) = config::load_file::<Config>(&path) {
                 assert_eq!(
-                    (cfg.sgns.private_rows, cfg.cbow.private_rows),
-                    (0, 0),
+                    (
+                        cfg.sgns.private_rows,
+                        cfg.cbow.private_rows,
+                        cfg.sgns.private_input_rows,
+                        cfg.cbow.private_input_rows
+                    ),
+                    (0, 0, 0, 0),
                     "{name}"
                 );
                 study.push(name);
@@ -951,5 +956,6 @@ mod word2vec_config_tests {
         let bench: crate::exp::word2vec::Config =
             config::load_file(&dir.join("word2vec.toml")).unwrap();
         assert!(bench.sgns.private_rows > 0 && bench.cbow.private_rows > 0);
+        assert!(bench.sgns.private_input_rows > 0 && bench.cbow.private_input_rows > 0);
     }
 }

@@ -133,6 +133,8 @@ struct BenchRow {
     threads: usize,
     /// Output rows private to each thread (`private_rows`; 0 on one thread, which keeps none).
     private_rows: usize,
+    /// Input rows private to each thread (`private_input_rows`; 0 on one thread).
+    private_input_rows: usize,
     epochs: usize,
     dim: usize,
     raw_words: u64,
@@ -206,6 +208,11 @@ pub fn bench(args: &Args) -> anyhow::Result<()> {
         seed: cfg.seed,
         threads: r.threads,
         private_rows: if r.threads > 1 { cfg.private_rows } else { 0 },
+        private_input_rows: if r.threads > 1 {
+            cfg.private_input_rows
+        } else {
+            0
+        },
         epochs: r.epochs,
         dim: r.dim,
         raw_words: r.raw_words,
