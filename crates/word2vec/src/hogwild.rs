@@ -2,7 +2,7 @@
 //! row by two threads at once can lose one of them; with sparse updates on a large vocabulary
 //! this is rare and harmless to SGD, and it is what word2vec.c, gensim and fastText all do.
 //! [`ThreadRows`] keeps the most frequent rows out of that: private to each thread, merged
-//! into the shared matrix under a lock, the one lock here.
+//! into the shared matrix under that matrix's lock, the one lock of each matrix.
 //!
 //! Rust does not allow aliased `&mut`, so the matrix hands out rows through a raw pointer; the
 //! unsafety is confined here and the races are on plain `f32` stores, never on memory layout.
@@ -111,12 +111,13 @@ impl Rows for ThreadRows<'_, '_> {
 /// ids are assigned by descending count) live in a private copy, added back to the shared
 /// matrix by [`ThreadRows::merge`].
 ///
-/// Why: every noise draw lands on the frequent words' output rows, so with two threads both
-/// cores keep writing the same few rows, whose cache lines then have to pass from core to core
-/// (the likely cost; docs/performance.md). A private copy turns those writes into local ones;
-/// a merge adds what this thread changed since the last merge, `local - base`, to the shared
-/// row and starts again from the shared row, which by then holds the other threads' merged
-/// changes too. Merges take the matrix's lock, one thread at a time, and are the only writes
+/// Why: every noise draw lands on the frequent words' output rows, and every frequent context
+/// word's input row is written at each of its positions, so with two threads both cores keep
+/// writing the same few rows of either matrix, whose cache lines then have to pass from core
+/// to core (the likely cost; docs/performance.md). A private copy turns those writes into
+/// local ones; a merge adds what this thread changed since the last merge, `local - base`, to
+/// the shared row and starts again from the shared row, which by then holds the other threads'
+/// merged changes too. Merges take the matrix's lock, one thread at a time, and are the only writes
 /// to the shared copies of the private rows, so no change is lost: each reaches the shared row
 /// at the thread's next merge rather than at once (hogwild's concurrent writes to one shared
 /// row can lose one). With `hot = 0` every row is the shared one, exactly as

@@ -916,6 +916,73 @@ mod tests {
         }
     }
 
+    /// A job whose input rows are all private (`ThreadRows` over every row) writes only the
+    /// private copy: the shared input matrix is untouched until the merge, and equals the
+    /// private copy after it (one thread, so the merge adds what the job changed, up to
+    /// rounding). The same for each architecture's hot loop, through `run_job` as `train` calls
+    /// it.
+    #[test]
+    fn a_job_through_private_input_rows_writes_them_and_the_merge_brings_them_back() {
+        let (v, dim) = (6usize, 8usize);
+        let ids: Vec<u32> = (0..60).map(|i| (i * 7 % v) as u32).collect();
+        let counts = vec![10u64; v];
+        let noise = AliasTable::unigram(&counts, 0.75);
+        let sigmoid = Sigmoid::default();
+        for (architecture, update) in [
+            (Architecture::Sg, Update::Pair),
+            (Architecture::Sg, Update::Window),
+            (Architecture::Cbow, Update::Pair),
+        ] {
+            let config = Word2VecConfig {
+                architecture,
+                update,
+                dim,
+                window: 2,
+                negative: 2,
+                ..Default::default()
+            };
+            let (mut input, mut output) = matrices(v, dim);
+            let start = input.clone();
+            let stride = row_stride(dim);
+            let shared_in = SharedMatrix::new(&mut input, stride);
+            let shared_out = SharedMatrix::new(&mut output, stride);
+            let mut private = ThreadRows::new(&shared_in, v);
+            let mut job = test_job(&config, &shared_in, &noise, &sigmoid);
+            job.ids = &ids;
+            let mut buf = Buffers::new(&config);
+            let mut rng = SplitMix64::new(3);
+            let st = run_job(&job.with_input(&private), &shared_out, &mut rng, &mut buf);
+            assert!(
+                st.examples > 0 && st.loss.is_finite(),
+                "{architecture:?} {update:?}"
+            );
+            let shared_rows = |m: &SharedMatrix| -> Vec<f32> {
+                (0..v as u32).flat_map(|i| m.row(i).to_vec()).collect()
+            };
+            let private_rows: Vec<f32> = (0..v as u32)
+                .flat_map(|i| private.row(i).to_vec())
+                .collect();
+            assert_eq!(
+                shared_rows(&shared_in),
+                start,
+                "{architecture:?} {update:?}: written before the merge"
+            );
+            assert_ne!(
+                private_rows, start,
+                "{architecture:?} {update:?}: the private rows did not train"
+            );
+            private.merge();
+            // `s + (l - s)` rounds to within an ulp of `l`, not always to `l`.
+            let merged = shared_rows(&shared_in);
+            let off =
+                (merged.iter().zip(&private_rows)).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+            assert!(
+                off < 1e-6,
+                "{architecture:?} {update:?}: after the merge, {off} off the private rows"
+            );
+        }
+    }
+
     /// The window update of `contexts` against `outputs` (the centre word first), through
     /// the lane kernel or the pair-by-pair one; the two matrices after it and the loss.
     fn window_update_with(

@@ -254,6 +254,33 @@ fn a_diverging_run_stops_with_a_message() {
     }
 }
 
+/// The same on two threads with private output and input rows: the error, not a merged
+/// non-finite matrix, comes back.
+#[test]
+fn a_diverging_run_on_two_threads_with_private_rows_stops_with_a_message() {
+    let corpus = planted_corpus(100);
+    for arch in [Architecture::Sg, Architecture::Cbow] {
+        let cfg = Word2VecConfig {
+            alpha: Some(1e30),
+            min_alpha: 1e29,
+            threads: 2,
+            private_rows: 4,
+            private_input_rows: 4,
+            ..small(arch)
+        };
+        match train(&corpus, &cfg, false) {
+            Err(e @ TrainError::NonFiniteLoss { .. }) => {
+                assert!(e.to_string().contains("lower alpha"), "{arch:?}: {e}")
+            }
+            Err(e) => panic!("{arch:?}: wrong error {e}"),
+            Ok(t) => panic!(
+                "{arch:?}: diverging run finished with loss {}",
+                t.report.final_loss
+            ),
+        }
+    }
+}
+
 #[test]
 fn more_threads_than_chunks_is_refused() {
     let corpus = planted_corpus(3);

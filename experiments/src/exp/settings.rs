@@ -913,10 +913,10 @@ mod recipe_tests {
 mod word2vec_config_tests {
     use super::*;
 
-    /// The study's word2vec models keep word2vec.c's hogwild (every output row shared), as its
-    /// committed vectors were trained (the ten-seed round on one thread, where no row is shared
-    /// with another); word2vec.toml (`--exp word2vec` and the speed benchmark) keeps rows
-    /// private.
+    /// The study's word2vec models keep word2vec.c's hogwild (every output and input row
+    /// shared), as its committed vectors were trained (the ten-seed round on one thread, where
+    /// no row is shared with another); word2vec.toml (`--exp word2vec` and the speed
+    /// benchmark) keeps rows private.
     #[test]
     fn the_study_configs_share_every_word2vec_row_and_the_benchmark_keeps_some_private() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
