@@ -7,9 +7,10 @@ results/sweep/transformer-5-epochs*/sweep/transformer-mlm-seed*.csv; `--self-tes
 statistics on a planted case with hand-computed answers."""
 import csv, glob, math, statistics as st, sys
 
+# The rate check's t interval of paired differences, and its table of t quantiles.
+from word2vec_rate_check import T975, interval
+
 LOW, HIGH = 0.00075, 0.0015
-# Two-sided 95% t quantiles by degrees of freedom.
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
 def paired(low, high):
@@ -18,11 +19,11 @@ def paired(low, high):
     n = len(d)
     if n < 2 or n - 1 not in T975:
         sys.exit(f"need 2 to {max(T975) + 1} paired seeds, got {n}")
-    m, half = st.mean(d), T975[n - 1] * st.stdev(d) / math.sqrt(n)
+    m, lo, hi = interval(d)
     lower = sum(x < 0 for x in d)
     k = min(lower, n - lower)
     p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
-    return m, m - half, m + half, lower, p
+    return m, lo, hi, lower, p
 
 
 def self_test():
