@@ -20,9 +20,10 @@ on the test block (the split the study reports):
   (low exactly when D is).
 A control prints its largest difference from the round's curve over every row.
 
-Were the regime unrelated to both, each run would meet the weights prediction with the
-probability of its outcome among the round's seeds (2 of 10 low), so the count is a
-description, not a test, until the runs are many.
+Were the regime unrelated to both, each run would end low with the round's frequency (2 of 10)
+whatever its seeds; the last line gives the chance, under that null, of at least as many runs
+meeting the weights' prediction (by the end criterion) as did, and of exactly the outcomes seen.
+With five runs that is a description, not a test.
 
 Usage: regime_cross.py [RESULTS_DIR], or --self-test
 """
@@ -115,7 +116,8 @@ def analyse(results):
         f"round, steepest dev fall over {span} steps from step {WINDOW[0]}: low seeds {min(steep[s] for s in low):.3f} to "
         f"{max(steep[s] for s in low):.3f}; the others {min(steep[s] for s in high):.3f} to {max(steep[s] for s in high):.3f}"
     )
-    met = {"weights": 0, "batches": 0}
+    met = {"weights": 0, "batches": 0, "weights by fall": 0, "batches by fall": 0}
+    runs = []  # (seed I is low, the run is low by the end criterion)
     crossed = 0
     for path in sorted(glob.glob(os.path.join(results, "round", "regime-cross", "*.csv"))):
         m = NAME.search(os.path.basename(path))
@@ -128,11 +130,14 @@ def analyse(results):
         c = read_curve(path)
         name = os.path.basename(path)[:-4]
         if i == d:
-            diff = max(
-                abs(c[sp][st] - curves[d][sp][st]) for sp in curves[d] for st in curves[d][sp] if st in c.get(sp, {})
-            )
-            rows = sum(len(v) for v in c.values())
-            lines.append(f"{name} (control, seed {d} plain): largest difference from the round's seed {d}, {rows} rows: {diff:.2e}")
+            # Every (split, step) row of the round's curve and no other: a control that stopped
+            # early, or has rows the round has not, does not retrace it.
+            keys = lambda cv: {(sp, st) for sp in cv for st in cv[sp]}
+            if keys(c) != keys(curves[d]):
+                missing, extra = sorted(keys(curves[d]) - keys(c)), sorted(keys(c) - keys(curves[d]))
+                sys.exit(f"{path}: control's rows differ from the round's seed {d} (missing {missing[:3]}, extra {extra[:3]})")
+            diff = max(abs(c[sp][st] - curves[d][sp][st]) for sp, st in keys(c))
+            lines.append(f"{name} (control, seed {d} plain): largest difference from the round's seed {d}, {len(keys(c))} rows: {diff:.2e}")
             continue
         crossed += 1
         e_dev, e_test = end(c, "dev"), end(c, "test")
@@ -144,36 +149,89 @@ def analyse(results):
             f"seed {d} {end(curves[d], 'test'):.3f}); fall {f:.3f}, steepest {st:.3f}; "
             f"low by end: {'yes' if by_end else 'no'}, by fall: {'yes' if by_fall else 'no'}"
         )
+        runs.append((i in low, by_end))
         met["weights"] += by_end == (i in low)
         met["batches"] += by_end == (d in low)
+        met["weights by fall"] += by_fall == (i in low)
+        met["batches by fall"] += by_fall == (d in low)
         lines.append(
             f"  predictions met by the end criterion: weights {'yes' if by_end == (i in low) else 'no'}, "
             f"batches {'yes' if by_end == (d in low) else 'no'}; by the fall: weights "
             f"{'yes' if by_fall == (i in low) else 'no'}, batches {'yes' if by_fall == (d in low) else 'no'}"
         )
-    lines.append(f"{crossed} crossed runs; the end criterion meets the weights prediction in {met['weights']}, the batches' in {met['batches']}")
+    lines.append(
+        f"{crossed} crossed runs; the end criterion meets the weights prediction in {met['weights']}, the batches' in {met['batches']}; "
+        f"the fall criterion the weights' in {met['weights by fall']}, the batches' in {met['batches by fall']}"
+    )
+    if runs:
+        q = len(low) / len(curves)
+        at_least, pattern = null_chances(runs, q)
+        lines.append(
+            f"were each run low with the round's frequency ({q:g}) whatever its seeds: at least {met['weights']} of {crossed} "
+            f"meeting the weights' prediction by the end {at_least:.3f}, the exact pattern seen {pattern:.3f}"
+        )
     return lines
+
+
+def null_chances(runs, q):
+    """Under the null that each run ends low with probability `q`, independently and whatever
+    its seeds: the chance that at least as many runs meet the weights' prediction as did, and
+    the chance of exactly the outcomes seen. `runs`: (seed I is low, the run ended low)."""
+    # The distribution of the number of runs meeting the prediction, one run at a time.
+    dist = [1.0]
+    for i_low, _ in runs:
+        meet = q if i_low else 1 - q
+        dist = [(dist[k] if k < len(dist) else 0) * (1 - meet) + (dist[k - 1] * meet if k > 0 else 0) for k in range(len(dist) + 1)]
+    seen = sum(i_low == is_low for i_low, is_low in runs)
+    pattern = 1.0
+    for _, is_low in runs:
+        pattern *= q if is_low else 1 - q
+    return sum(dist[seen:]), pattern
 
 
 def self_test():
     import tempfile
 
-    def curve(path, dev, test=None):
+    def curve(path, dev, test, drop=()):
         with open(path, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["step", "split", "loss", "perplexity", "lr", "tokens_per_second"])
-            for step, loss in dev.items():
-                w.writerow([step, "dev", loss, 0, 0, 0])
-                w.writerow([step, "test", (test or dev)[step] - 0.02, 0, 0, 0])
+            for step in dev:
+                if ("dev", step) not in drop:
+                    w.writerow([step, "dev", dev[step], 0, 0, 0])
+                if ("test", step) not in drop:
+                    w.writerow([step, "test", test[step], 0, 0, 0])
 
     steps = range(264, 5281, 264)
-    # Upper seeds fall 0.2 over the window and end near 5.3; low seeds fall 0.4 there and end at 4.95.
-    def shape(t, drop, end_loss):
-        if t <= 1584:
-            return 6.7 - (6.7 - 5.9) * t / 1584
-        if t <= 2376:
-            return 5.9 - drop * (t - 1584) / 792
-        return 5.9 - drop - (5.9 - drop - end_loss) * (t - 2376) / (5280 - 2376)
+
+    # Every seed falls fast to step 1584, by `drop` over the window, then evenly to `end_loss`.
+    def shape(drop, end_loss, start=6.7, at_1584=5.9):
+        def at(t):
+            if t <= 1584:
+                return start - (start - at_1584) * t / 1584
+            if t <= 2376:
+                return at_1584 - drop * (t - 1584) / 792
+            return at_1584 - drop - (at_1584 - drop - end_loss) * (t - 2376) / (5280 - 2376)
+        return {t: at(t) for t in steps}
+
+    def late(end_loss):
+        # The window's fall is the upper group's (0.20); the steep fall (0.33) comes after it.
+        d = shape(0.20, 5.30)
+        for t in steps:
+            if 2376 < t <= 3168:
+                d[t] = 5.70 - 0.33 * (t - 2376) / 792
+            elif t > 3168:
+                d[t] = 5.37 - (5.37 - end_loss) * (t - 3168) / (5280 - 3168)
+        return d
+
+    # Two runs on a low seed's weights, both low: 0.2 * 0.2 either way; one high run on a high
+    # seed's weights as well: at least 3 of 3 is 0.2 * 0.2 * 0.8.
+    for got, want in [
+        (null_chances([(True, True), (True, True)], 0.2), (0.04, 0.04)),
+        (null_chances([(True, True), (True, True), (False, False)], 0.2), (0.032, 0.032)),
+        (null_chances([(True, False), (False, True)], 0.2), (1.0, 0.16)),
+    ]:
+        assert all(abs(g - w) < 1e-12 for g, w in zip(got, want)), (got, want)
     with tempfile.TemporaryDirectory() as root:
         os.makedirs(os.path.join(root, "round", "analogy"))
         os.makedirs(os.path.join(root, "round", "regime-cross"))
@@ -182,26 +240,60 @@ def self_test():
             low = s in (2, 4)
             run = f"measurements/mlm-seed{s}-{s:012x}"
             os.makedirs(os.path.join(root, run))
-            curve(os.path.join(root, run, "curve.csv"), {t: shape(t, 0.40 if low else 0.20, 4.95 if low else 5.30 + s / 1000) for t in steps})
+            dev = shape(0.40 if low else 0.20, 4.95 if low else 5.30 + s / 1000)
+            # Test is not an offset of dev: its window falls more, and seed 7 ends lowest on it,
+            # so that grouping the round by test loss puts seed 7 among the low seeds.
+            test = shape(0.45 if low else 0.25, 4.90 if low else (4.80 if s == 7 else 5.26 + s / 1000), 6.8, 5.95)
+            curve(os.path.join(root, run, "curve.csv"), dev, test)
             rows.append(["transformer-mlm", str(s), f"{run}/items-x.csv.gz"])
         with open(os.path.join(root, "round", "analogy", "measurements.csv"), "w", newline="") as f:
             csv.writer(f).writerows([["model", "seed", "file"]] + rows)
         cross = os.path.join(root, "round", "regime-cross")
-        # Seed 2's weights on seed 1's batches, low by both; seed 1's weights on seed 2's, high.
-        curve(os.path.join(cross, "mlm-seed1-init2-aaaaaaaaaaaa.csv"), {t: shape(t, 0.42, 5.0) for t in steps})
-        curve(os.path.join(cross, "mlm-seed2-init1-bbbbbbbbbbbb.csv"), {t: shape(t, 0.20, 5.34) for t in steps})
-        # The control retraces seed 2 but for 1e-6 at one row.
-        c2 = {t: shape(t, 0.40, 4.95) for t in steps}
-        c2[5280] += 1e-6
-        curve(os.path.join(cross, "mlm-seed2-cccccccccccc.csv"), c2)
+        # Seed 2's weights on seed 1's batches, parting late: low by the end, not by the fall.
+        curve(os.path.join(cross, "mlm-seed1-init2-aaaaaaaaaaaa.csv"), late(5.15), shape(0.3, 5.11, 6.8, 5.95))
+        # Seed 1's weights on seed 2's batches: high by both.
+        curve(os.path.join(cross, "mlm-seed2-init1-bbbbbbbbbbbb.csv"), shape(0.20, 5.34), shape(0.26, 5.29, 6.8, 5.95))
+        # Seed 4's weights on seed 3's batches: a window fall between 0.30 and 0.38, high by both.
+        curve(os.path.join(cross, "mlm-seed3-init4-dddddddddddd.csv"), shape(0.34, 5.31), shape(0.37, 5.27, 6.8, 5.95))
+        # The control retraces seed 2 but for 1e-6 at one early test row.
+        c2 = (shape(0.40, 4.95), shape(0.45, 4.90, 6.8, 5.95))
+        c2[1][528] += 1e-6
+        control = os.path.join(cross, "mlm-seed2-cccccccccccc.csv")
+        curve(control, *c2)
         out = analyse(root)
-    text = "\n".join(out)
-    assert "low seeds [2, 4] end 4.950 to 4.950; the other 8 5.301 to 5.310" in text, text
-    assert "fall 0.420, steepest 0.420; low by end: yes, by fall: yes" in text, text
-    assert "fall 0.200, steepest 0.200; low by end: no, by fall: no" in text, text
-    assert "predictions met by the end criterion: weights yes, batches no; by the fall: weights yes, batches no" in text, text
-    assert "largest difference from the round's seed 2, 40 rows: 1.00e-06" in text, text
-    assert "2 crossed runs; the end criterion meets the weights prediction in 2, the batches' in 0" in text, text
+        text = "\n".join(out)
+        expect = [
+            "round, dev: low seeds [2, 4] end 4.950 to 4.950; the other 8 5.301 to 5.310",
+            "round, test: low seeds [2, 4] end 4.900 to 4.900; the other 8 4.800 to 5.270",
+            "round, dev fall 1584-2376: low seeds 0.400 to 0.400; the others 0.200 to 0.200",
+            "round, steepest dev fall over 792 steps from step 1584: low seeds 0.400 to 0.400; the others 0.200 to 0.200",
+            "(seed 2's weights on seed 1's batches): dev 5.150 (seed 2 4.950, seed 1 5.301), test 5.110 (seed 2 4.900, seed 1 5.261); "
+            "fall 0.200, steepest 0.330; low by end: yes, by fall: no",
+            "(seed 1's weights on seed 2's batches): dev 5.340 (seed 1 5.301, seed 2 4.950), test 5.290 (seed 1 5.261, seed 2 4.900); "
+            "fall 0.200, steepest 0.200; low by end: no, by fall: no",
+            "(seed 4's weights on seed 3's batches): dev 5.310 (seed 4 4.950, seed 3 5.303), test 5.270 (seed 4 4.900, seed 3 5.263); "
+            "fall 0.340, steepest 0.340; low by end: no, by fall: no",
+            "largest difference from the round's seed 2, 40 rows: 1.00e-06",
+            "3 crossed runs; the end criterion meets the weights prediction in 2, the batches' in 1; "
+            "the fall criterion the weights' in 1, the batches' in 2",
+            # Runs with I low: 2 (each meets w.p. 0.2), with I high: 1 (0.8); 2 met.
+            # P(>= 2) = 1 - 0.8*0.8*0.2 - (2*0.2*0.8*0.2 + 0.8*0.8*0.8) = 0.296; low, high, high: 0.2*0.8*0.8.
+            "were each run low with the round's frequency (0.2) whatever its seeds: at least 2 of 3 "
+            "meeting the weights' prediction by the end 0.296, the exact pattern seen 0.128",
+        ]
+        for e in expect:
+            assert e in text, f"missing: {e}\n{text}"
+        # The late-parting run meets the weights prediction by its end, the batches' by its fall.
+        i = out.index(next(l for l in out if "seed 2's weights on seed 1's" in l))
+        assert out[i + 1].endswith("weights yes, batches no; by the fall: weights no, batches yes"), out[i + 1]
+        # A control missing a row of the round's curve is refused, not compared on what it has.
+        curve(control, *c2, drop={("test", 5280)})
+        try:
+            analyse(root)
+        except SystemExit as e:
+            assert "control's rows differ from the round's seed 2" in str(e) and "('test', 5280)" in str(e), e
+        else:
+            raise AssertionError("a control missing a row was compared")
     print("regime_cross.py: self-test passed")
 
 
