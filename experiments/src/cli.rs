@@ -98,7 +98,10 @@ pub enum Experiment {
     CheckOutputs,
     /// Checks every kept measurement directory under `--out` (`measurements/*` and
     /// `*/measurements/*`): a sealed one against its manifest, one written before manifests
-    /// existed by what can be checked, after which it is sealed.
+    /// existed by what can be checked, after which it is sealed; with `--config`, also records
+    /// which collocation pairs the cosines of that config's models were kept for, where they
+    /// were kept before that was recorded (after checking the pairs' number; nothing is
+    /// recorded where a problem was found).
     Seal,
 }
 
@@ -283,7 +286,8 @@ impl Experiment {
             Pretrained => &["config", "corpus", "out", "model", "estimate", "heads-only"],
             BenchPretrainedSteps => &["model", "seed"],
             Report => &["config", "out", "quick"],
-            CheckOutputs | Seal => &["out"],
+            CheckOutputs => &["out"],
+            Seal => &["config", "out"],
         }
     }
 

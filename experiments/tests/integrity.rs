@@ -217,6 +217,46 @@ fn one_writer_per_out_and_damaged_kept_files_are_refused_by_name() {
     let scores_name = scores.file_name().unwrap().to_string_lossy().into_owned();
     let items_name = items.file_name().unwrap().to_string_lossy().into_owned();
 
+    // The pair list the collocation cosines were kept for is kept and listed beside them; a
+    // copy without it (as if kept before fingerprints: the file and its manifest entry gone)
+    // is refused where the study reuses the kept scores, naming the items file and the way to
+    // record one.
+    let pairs_name = items_name
+        .replace("items-", "collocation-pairs-")
+        .replace(".csv.gz", ".csv");
+    assert!(listed.contains_key(pairs_name.as_str()), "{listed:?}");
+    let dir = mlm.strip_prefix(&out).unwrap().to_owned();
+    refused(
+        &out,
+        TOY,
+        |c| {
+            std::fs::remove_file(c.join(&dir).join(&pairs_name)).unwrap();
+            let path = c.join(&dir).join("manifest.json");
+            let mut m: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            m["files"].as_object_mut().unwrap().remove(&pairs_name);
+            std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+        },
+        &format!("{items_name}: collocation cosines without"),
+    );
+    // `seal --config` records pairs only for that config's models: none of paper.toml's is
+    // measured in a toy study.
+    let config = repo_root().join("experiments/configs/paper.toml");
+    let o = run(&[
+        "--exp",
+        "seal",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        out_s,
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("none of its models is measured under"),
+        "{}",
+        stderr(&o)
+    );
+
     // A scores file cut to its first 5 lines.
     refused(
         &out,

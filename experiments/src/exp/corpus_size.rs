@@ -234,7 +234,12 @@ fn kept(study: &Study) -> anyhow::Result<(Vec<ItemRow>, Vec<TidyRow>, usize)> {
             scores.extend(crate::kept::read_csv::<TidyRow>(
                 &dir.join(format!("scores-{h}.csv")),
             )?);
-            items.extend(crate::kept::read_items(&study.items_path(id, seed))?);
+            let path = study.items_path(id, seed);
+            let read = crate::kept::read_items(&path)?;
+            // The pairs' words the arm's intervals resample are this study's: the cosines
+            // must be of these pairs.
+            super::evidence::check_pairs(&path, &read, study.collocation_pairs())?;
+            items.extend(read);
             // The gain at [MASK], where the held-out split by input was kept beside the
             // measurements (it is computed from the weights; this never loads them).
             let split = dir.join("heldout-by-input.csv.gz");

@@ -2,7 +2,10 @@
 //! measurements keep (`measurements/<run>/items-<h>.csv.gz`, written by
 //! [`super::study::Study::scores`]) and listed by each comparison's `measurements.csv`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use analysis::collocation::CollocationPairs;
+use sha2::{Digest, Sha256};
 
 pub use analysis::evidence::{
     half_of, paired_seed_difference, question_pairs, seed_difference, seed_mean, Difference,
@@ -13,12 +16,22 @@ use super::eval::Benchmarks;
 use crate::output::{self, decode_cosines, decode_outcomes, ItemRow, TidyRow};
 
 /// Reads every items file that the paper experiments under `views` list in their
-/// `measurements.csv` (paths relative to `out`, where the measurements are).
-pub fn load(out: &Path, views: &Path, benchmarks: &Benchmarks) -> anyhow::Result<Evidence> {
+/// `measurements.csv` (paths relative to `out`, where the measurements are). `pairs`: the
+/// collocation pairs the caller will resample the kept cosines through; each file holding
+/// collocation cosines must then have been kept for exactly these pairs ([`check_pairs`]).
+pub fn load(
+    out: &Path,
+    views: &Path,
+    benchmarks: &Benchmarks,
+    pairs: Option<&CollocationPairs>,
+) -> anyhow::Result<Evidence> {
     let files = listed_items(out, views)?;
     let mut rows = Vec::new();
     for f in &files {
         let read = crate::kept::read_items(f)?;
+        if let Some(p) = pairs {
+            check_pairs(f, &read, p)?;
+        }
         // An analogy file edited since these outcomes were measured: its questions are no
         // longer the ones the outcomes are of, and neither they nor their word pairs apply.
         for r in &read {
@@ -66,6 +79,128 @@ pub fn listed_items(
         }
     }
     Ok(files)
+}
+
+/// Which pairs a table's collocation cosines were kept for: how many collocated and
+/// frequency-matched pairs, and the SHA-256 of the list (`collocated\n`, then `a\tb\n` for
+/// each collocated pair in the kept order, `matched\n`, then each matched pair). The cosines
+/// are kept as bare numbers in pair order, and the report resamples them through the pairs'
+/// words, which it draws again from the corpus: two lists of one length (a corpus edited in
+/// place, a change to how pairs are drawn, another corpus's measurements under the same
+/// settings) would pair cosines with the wrong words without a check of the list itself.
+/// Kept beside the items file as `collocation-pairs-<h>.csv` ([`pairs_path`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PairsFingerprint {
+    pub collocated: usize,
+    pub matched: usize,
+    pub sha256: String,
+}
+
+impl PairsFingerprint {
+    pub fn of(pairs: &CollocationPairs) -> PairsFingerprint {
+        let mut h = Sha256::new();
+        for (group, list) in [("collocated", &pairs.pairs), ("matched", &pairs.matched)] {
+            h.update(format!("{group}\n"));
+            for (a, b) in list {
+                h.update(format!("{a}\t{b}\n"));
+            }
+        }
+        PairsFingerprint {
+            collocated: pairs.pairs.len(),
+            matched: pairs.matched.len(),
+            sha256: h.finalize().iter().map(|b| format!("{b:02x}")).collect(),
+        }
+    }
+}
+
+/// The fingerprint file beside an items file: `items-<h>.csv.gz` -> `collocation-pairs-<h>.csv`.
+pub fn pairs_path(items: &Path) -> PathBuf {
+    let name = items
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let h = name
+        .strip_prefix("items-")
+        .and_then(|r| r.strip_suffix(".csv.gz"))
+        .unwrap_or(&name);
+    items.with_file_name(format!("collocation-pairs-{h}.csv"))
+}
+
+/// Whether item rows hold collocation cosines (benchmark `collocation`).
+pub fn has_collocation(rows: &[ItemRow]) -> bool {
+    rows.iter().any(|r| r.benchmark == "collocation")
+}
+
+/// Checks that the collocation cosines among `rows` (read from `items`) were kept for `pairs`:
+/// their fingerprint file exists and is `pairs`'s. Files without collocation cosines pass.
+pub fn check_pairs(items: &Path, rows: &[ItemRow], pairs: &CollocationPairs) -> anyhow::Result<()> {
+    if !has_collocation(rows) {
+        return Ok(());
+    }
+    let path = pairs_path(items);
+    if !crate::kept::exists(&path)? {
+        anyhow::bail!(
+            "{}: collocation cosines without {} (which pairs they are of): kept before pairs were fingerprinted; `--exp seal --config <the study's config> --out <its --out>` records the pairs that config draws now, after checking their number",
+            items.display(),
+            path.display()
+        );
+    }
+    let kept: Vec<PairsFingerprint> = crate::kept::read_csv(&path)?;
+    let want = PairsFingerprint::of(pairs);
+    match kept.as_slice() {
+        [one] if *one == want => Ok(()),
+        [one] => anyhow::bail!(
+            "{}: the collocation cosines were kept for other pairs ({} collocated, {} matched, sha256 {}) than the corpus gives now ({}, {}, {}): the corpus, its vocabulary or the pair drawing changed since they were measured; delete {} to measure that model again",
+            path.display(),
+            one.collocated,
+            one.matched,
+            one.sha256,
+            want.collocated,
+            want.matched,
+            want.sha256,
+            items.parent().unwrap_or(Path::new(".")).display()
+        ),
+        _ => anyhow::bail!("{}: {} rows, one expected", path.display(), kept.len()),
+    }
+}
+
+/// Records `pairs`'s fingerprint beside `items`, whose collocation cosines were kept before
+/// fingerprints existed, after checking that every table kept as many cosines per group as
+/// `pairs` has (what can be checked: that they are these pairs is the caller's knowledge of how
+/// they were measured). Leaves a file that has the same fingerprint; refuses one that differs.
+/// Returns whether it wrote.
+pub fn record_pairs(
+    items: &Path,
+    rows: &[ItemRow],
+    pairs: &CollocationPairs,
+) -> anyhow::Result<bool> {
+    if !has_collocation(rows) {
+        return Ok(false);
+    }
+    if crate::kept::exists(&pairs_path(items))? {
+        check_pairs(items, rows, pairs)?;
+        return Ok(false);
+    }
+    for r in rows.iter().filter(|r| r.benchmark == "collocation") {
+        let want = match r.kind.as_str() {
+            "collocated" => pairs.pairs.len(),
+            "matched" => pairs.matched.len(),
+            other => anyhow::bail!("{}: collocation item kind {other:?}", items.display()),
+        };
+        let n = decode_cosines(&r.values)?.len();
+        if n != want {
+            anyhow::bail!(
+                "{}: {} {} {:?} kept {n} {} cosines, but the config draws {want} such pairs: not these pairs' cosines; nothing recorded",
+                items.display(),
+                r.model,
+                r.representation,
+                r.seed,
+                r.kind
+            );
+        }
+    }
+    crate::kept::write_csv(&pairs_path(items), &[PairsFingerprint::of(pairs)])?;
+    Ok(true)
 }
 
 /// The item kinds of Linzen's (2016) analogy baselines.
@@ -148,6 +283,177 @@ mod tests {
     use super::*;
     use crate::output::{encode_cosines, encode_outcomes};
     use analysis::SimilaritySet;
+
+    fn pairs(collocated: &[(&str, &str)], matched: &[(&str, &str)]) -> CollocationPairs {
+        let own = |l: &[(&str, &str)]| {
+            l.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        CollocationPairs {
+            pairs: own(collocated),
+            shuffled: vec![],
+            matched: own(matched),
+            shared_context: vec![],
+            shared_matched: vec![],
+            excluded: 0,
+        }
+    }
+
+    fn cosines_row(kind: &str, n: usize) -> ItemRow {
+        ItemRow {
+            model: "transformer-mlm".into(),
+            representation: "embedding".into(),
+            layer: None,
+            benchmark: "collocation".into(),
+            kind: kind.into(),
+            seed: Some(1),
+            values: encode_cosines(&vec![Some(0.5); n]),
+        }
+    }
+
+    /// The list's SHA-256 as Python's hashlib gives it for the same text:
+    /// `hashlib.sha256(b"collocated\nnew\tyork\nlos\tangeles\nmatched\ncat\tdog\n")`.
+    #[test]
+    fn the_fingerprint_is_the_sha256_of_the_pair_list() {
+        let p = pairs(&[("new", "york"), ("los", "angeles")], &[("cat", "dog")]);
+        let f = PairsFingerprint::of(&p);
+        assert_eq!((f.collocated, f.matched), (2, 1));
+        assert_eq!(
+            f.sha256,
+            "37394046b7f60b606aa033036eaae8089ddf3a3af8a44f1e4d0605ee0339cdf4"
+        );
+        // The order is part of the list: the cosines are kept in it.
+        let swapped = pairs(&[("los", "angeles"), ("new", "york")], &[("cat", "dog")]);
+        assert_ne!(PairsFingerprint::of(&swapped).sha256, f.sha256);
+        // A pair moved from one group to the other is another list.
+        let moved = pairs(&[("new", "york")], &[("los", "angeles"), ("cat", "dog")]);
+        assert_ne!(PairsFingerprint::of(&moved).sha256, f.sha256);
+    }
+
+    #[test]
+    fn kept_cosines_are_read_only_for_the_pairs_they_were_kept_for() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("mlm-seed1-0123456789ab");
+        let items = dir.join("items-aaaaaaaaaaaa.csv.gz");
+        assert_eq!(
+            pairs_path(&items),
+            dir.join("collocation-pairs-aaaaaaaaaaaa.csv")
+        );
+        let p = pairs(&[("new", "york"), ("los", "angeles")], &[("cat", "dog")]);
+        let rows = vec![cosines_row("collocated", 2), cosines_row("matched", 1)];
+        crate::kept::write_items(&items, &rows).unwrap();
+        // Kept before fingerprints: refused, naming the file and the way out.
+        let e = check_pairs(&items, &rows, &p).unwrap_err().to_string();
+        assert!(
+            e.contains("items-aaaaaaaaaaaa.csv.gz") && e.contains("--exp seal --config"),
+            "{e}"
+        );
+        // Fewer pairs than were kept: the count is checked and nothing is recorded.
+        let short = pairs(&[("new", "york")], &[("cat", "dog")]);
+        let e = record_pairs(&items, &rows, &short).unwrap_err().to_string();
+        assert!(
+            e.contains("kept 2 collocated cosines, but the config draws 1"),
+            "{e}"
+        );
+        assert!(!pairs_path(&items).exists());
+        assert!(record_pairs(&items, &rows, &p).unwrap());
+        check_pairs(&items, &rows, &p).unwrap();
+        // Recording again leaves it; the directory's manifest lists it.
+        assert!(!record_pairs(&items, &rows, &p).unwrap());
+        crate::kept::verify(&dir).unwrap();
+        // The same number of pairs, other words: the error says what changed.
+        let other = pairs(&[("new", "york"), ("san", "francisco")], &[("cat", "dog")]);
+        let e = check_pairs(&items, &rows, &other).unwrap_err().to_string();
+        assert!(
+            e.contains("kept for other pairs (2 collocated, 1 matched, sha256 3739"),
+            "{e}"
+        );
+        assert!(record_pairs(&items, &rows, &other).is_err());
+        // An items file without collocation cosines needs no fingerprint.
+        let plain = dir.join("items-bbbbbbbbbbbb.csv.gz");
+        let analogy = ItemRow {
+            benchmark: "google".into(),
+            kind: "3CosAdd".into(),
+            values: "10".into(),
+            ..cosines_row("collocated", 0)
+        };
+        check_pairs(&plain, std::slice::from_ref(&analogy), &other).unwrap();
+        assert!(!record_pairs(&plain, &[analogy], &other).unwrap());
+    }
+
+    #[test]
+    fn a_fingerprint_file_of_two_rows_or_an_unknown_kind_of_cosines_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("mlm-seed1-0123456789ab");
+        let items = dir.join("items-aaaaaaaaaaaa.csv.gz");
+        let p = pairs(&[("new", "york")], &[("cat", "dog")]);
+        let rows = vec![cosines_row("collocated", 1), cosines_row("matched", 1)];
+        crate::kept::write_items(&items, &rows).unwrap();
+        let f = PairsFingerprint::of(&p);
+        crate::kept::write_csv(&pairs_path(&items), &[f.clone(), f]).unwrap();
+        let e = check_pairs(&items, &rows, &p).unwrap_err().to_string();
+        assert!(
+            e.contains("collocation-pairs-aaaaaaaaaaaa.csv: 2 rows, one expected"),
+            "{e}"
+        );
+        let odd = dir.join("items-bbbbbbbbbbbb.csv.gz");
+        let rows = vec![cosines_row("shuffled", 1)];
+        crate::kept::write_items(&odd, &rows).unwrap();
+        let e = record_pairs(&odd, &rows, &p).unwrap_err().to_string();
+        assert!(
+            e.contains("items-bbbbbbbbbbbb.csv.gz: collocation item kind \"shuffled\""),
+            "{e}"
+        );
+        assert!(!pairs_path(&odd).exists());
+    }
+
+    /// The report's reader: a listed items file whose cosines have no fingerprint, or another
+    /// list's, is refused naming the file and what to do; with the right one it reads.
+    #[test]
+    fn the_report_reads_listed_cosines_only_with_their_pairs_fingerprint() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        let rel = "measurements/mlm-seed1-0123456789ab/items-aaaaaaaaaaaa.csv.gz";
+        let items = out.join(rel);
+        let p = pairs(&[("new", "york"), ("los", "angeles")], &[("cat", "dog")]);
+        let rows = vec![cosines_row("collocated", 2), cosines_row("matched", 1)];
+        crate::kept::write_items(&items, &rows).unwrap();
+        let views = out.join("views");
+        let list = views
+            .join(super::super::comparisons::name(
+                super::super::comparisons::PAPER[0],
+            ))
+            .join("measurements.csv");
+        std::fs::create_dir_all(list.parent().unwrap()).unwrap();
+        output::write_csv(
+            &list,
+            &[Measured {
+                model: "transformer-mlm".into(),
+                seed: 1,
+                items: rel.into(),
+            }],
+        )
+        .unwrap();
+        let b = benchmarks(&[1.0, 2.0, 3.0]);
+        let e = format!("{:#}", load(&out, &views, &b, Some(&p)).err().unwrap());
+        assert!(
+            e.contains("items-aaaaaaaaaaaa.csv.gz: collocation cosines without"),
+            "{e}"
+        );
+        // Without pairs to resample through (the report has no corpus) nothing is checked.
+        load(&out, &views, &b, None).unwrap();
+        assert!(record_pairs(&items, &rows, &p).unwrap());
+        load(&out, &views, &b, Some(&p)).unwrap();
+        let other = pairs(&[("new", "york"), ("san", "francisco")], &[("cat", "dog")]);
+        let e = format!("{:#}", load(&out, &views, &b, Some(&other)).err().unwrap());
+        assert!(
+            e.contains("kept for other pairs")
+                && e.contains("delete")
+                && e.contains("mlm-seed1-0123456789ab to measure"),
+            "{e}"
+        );
+    }
 
     fn benchmarks(gold: &[f64]) -> Benchmarks {
         let text: String = gold

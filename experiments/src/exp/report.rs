@@ -228,7 +228,8 @@ impl Sources {
                 rows.push((exp, output::read_csv::<TidyRow>(&seeds_csv)?));
             }
         }
-        let mut evidence = super::evidence::load(out, &root, &super::eval::benchmarks(&[])?)?;
+        let mut evidence =
+            super::evidence::load(out, &root, &super::eval::benchmarks(&[])?, collocations)?;
         if let Some(p) = collocations {
             evidence
                 .set_collocation_words(&p.pairs, &p.matched)

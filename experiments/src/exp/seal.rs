@@ -11,6 +11,10 @@
 //! not have its siblings' length). That last check needs two other seeds that agree, so a model
 //! kept at one or two seeds goes without it. Any problem is listed with its file, and no
 //! directory with one is sealed.
+//!
+//! With `--config`, and no problem found, it also records the collocation pairs' fingerprint
+//! (`collocation-pairs-<h>.csv`, [`super::evidence::PairsFingerprint`]) of every model of that
+//! config measured under `--out` whose cosines were kept before fingerprints existed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -51,6 +55,7 @@ fn kind_of(name: &str) -> (String, Option<String>) {
     for (prefix, suffix) in [
         ("scores-", ".csv"),
         ("items-", ".csv.gz"),
+        ("collocation-pairs-", ".csv"),
         ("dynamics-items-", ".csv.gz"),
         ("dynamics-", ".csv.gz"),
     ] {
@@ -94,6 +99,9 @@ fn parse(path: &Path) -> anyhow::Result<usize> {
                 .collect(),
         )?,
         "items.csv.gz" => output::read_items(path)?.len(),
+        "collocation-pairs.csv" => {
+            output::read_csv::<super::evidence::PairsFingerprint>(path)?.len()
+        }
         "dynamics.csv.gz" => defined(
             output::read_csv::<DynamicsRow>(path)?
                 .iter()
@@ -242,6 +250,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         dirs.len(),
         args.out.display()
     );
+    if args.config.is_some() && problems.is_empty() {
+        let (checked, recorded) = record_pairs(args)?;
+        println!(
+            "{checked} measured models of the config under {}: {recorded} collocation pair fingerprints recorded",
+            args.out.display()
+        );
+    }
     if !problems.is_empty() {
         anyhow::bail!(
             "{} problems (nothing sealed where one was found; delete a damaged directory to measure that model again, or restore it from git):\n  {}",
@@ -250,6 +265,43 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// With `--config`: the collocation pairs' fingerprint ([`super::evidence::record_pairs`]) of
+/// every model that config measures under `--out` whose cosines were kept before fingerprints
+/// existed. Only the models of that config (their directories are named by a hash of its
+/// corpus and recipe), so that another config's measurements under the same `--out` never get
+/// this corpus's pairs; a config that measures none of them is an error. The names do not
+/// record a `--corpus` given on the command line: measurements made with one are this
+/// config's only by name, and get this config's corpus's pairs (the count check catches
+/// another corpus's only where the matched pairs' number differs). Returns (models measured,
+/// fingerprints recorded).
+fn record_pairs(args: &Args) -> anyhow::Result<(usize, usize)> {
+    let cfg = super::settings::load_config(args, "seal")?;
+    let study = super::study::Study::load(args, cfg)?;
+    let (mut checked, mut recorded) = (0, 0);
+    for id in super::settings::ModelId::ALL {
+        for seed in study.cfg.seeds_of(id) {
+            if !study.is_measured(id, seed)? {
+                continue;
+            }
+            checked += 1;
+            let path = study.items_path(id, seed);
+            let rows = kept::read_items(&path)?;
+            if super::evidence::record_pairs(&path, &rows, study.collocation_pairs())? {
+                recorded += 1;
+                println!("recorded {}", super::evidence::pairs_path(&path).display());
+            }
+        }
+    }
+    if checked == 0 {
+        anyhow::bail!(
+            "--config {}: none of its models is measured under {} (a model measured with other settings than the config's is kept under another directory name): no collocation pairs recorded",
+            args.config.as_deref().unwrap_or(Path::new("?")).display(),
+            args.out.display()
+        );
+    }
+    Ok((checked, recorded))
 }
 
 #[cfg(test)]
@@ -309,6 +361,10 @@ mod tests {
         assert_eq!(
             kind_of("dynamics-a797664ab038.csv.gz"),
             ("dynamics.csv.gz".into(), Some("a797664ab038".into()))
+        );
+        assert_eq!(
+            kind_of("collocation-pairs-a797664ab038.csv"),
+            ("collocation-pairs.csv".into(), Some("a797664ab038".into()))
         );
         assert_eq!(kind_of("curve.csv"), ("curve.csv".into(), None));
         assert_eq!(

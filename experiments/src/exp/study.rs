@@ -827,6 +827,11 @@ impl Study {
             .measured_dir(id, seed)
             .join(format!("scores-{}.csv", self.settings_hash()));
         if self.is_measured(id, seed)? {
+            // The kept scores hold the collocation gap of the pairs they were measured for: a
+            // corpus edited in place (or another one under `--corpus`) draws other pairs under
+            // the same directory name, and its kept gap is then not this corpus's.
+            let items = self.items_path(id, seed);
+            super::evidence::check_pairs(&items, &kept::read_items(&items)?, &self.pairs)?;
             return kept::read_csv(&path);
         }
         let ledger = super::ledger::path(&self.measured_dir(id, seed));
@@ -836,7 +841,15 @@ impl Study {
             } else {
                 self.score_transformer(id, seed)?
             };
-            kept::write_items(&self.items_path(id, seed), &items)?;
+            let items_path = self.items_path(id, seed);
+            // Which pairs the collocation cosines are of, before the cosines themselves.
+            if super::evidence::has_collocation(&items) {
+                kept::write_csv(
+                    &super::evidence::pairs_path(&items_path),
+                    &[super::evidence::PairsFingerprint::of(&self.pairs)],
+                )?;
+            }
+            kept::write_items(&items_path, &items)?;
             kept::write_csv(&path, &rows)?;
             Ok(rows)
         })?
