@@ -101,7 +101,7 @@ pub enum Experiment {
     /// existed by what can be checked, after which it is sealed; with `--config`, also records
     /// which collocation pairs the cosines of that config's models were kept for, where they
     /// were kept before that was recorded (after checking the pairs' number; nothing is
-    /// recorded where a problem was found).
+    /// recorded when any directory under `--out` has a problem).
     Seal,
 }
 

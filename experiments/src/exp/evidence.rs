@@ -150,7 +150,7 @@ pub fn check_pairs(items: &Path, rows: &[ItemRow], pairs: &CollocationPairs) -> 
     match kept.as_slice() {
         [one] if *one == want => Ok(()),
         [one] => anyhow::bail!(
-            "{}: the collocation cosines were kept for other pairs ({} collocated, {} matched, sha256 {}) than the corpus gives now ({}, {}, {}): the corpus, its vocabulary or the pair drawing changed since they were measured; delete {} to measure that model again",
+            "{}: the collocation cosines were kept for other pairs ({} collocated, {} matched, sha256 {}) than the corpus gives now ({}, {}, {}): read with the config and corpus they were measured with, the corpus, its vocabulary or the pair drawing changed since then: delete {} to measure that model again (read with another config or `--corpus`, use the one they were measured with)",
             path.display(),
             one.collocated,
             one.matched,

@@ -258,6 +258,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         );
     }
     if !problems.is_empty() {
+        if args.config.is_some() {
+            println!("no collocation pair fingerprints recorded: problems were found");
+        }
         anyhow::bail!(
             "{} problems (nothing sealed where one was found; delete a damaged directory to measure that model again, or restore it from git):\n  {}",
             problems.len(),
