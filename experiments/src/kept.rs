@@ -116,7 +116,8 @@ fn recovery(dir: &Path) -> String {
     )
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
+/// The SHA-256 of `bytes` in lower-case hex, as manifests keep it.
+pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))

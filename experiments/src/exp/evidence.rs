@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use analysis::collocation::CollocationPairs;
-use sha2::{Digest, Sha256};
 
 pub use analysis::evidence::{
     half_of, paired_seed_difference, question_pairs, seed_difference, seed_mean, Difference,
@@ -98,17 +97,17 @@ pub struct PairsFingerprint {
 
 impl PairsFingerprint {
     pub fn of(pairs: &CollocationPairs) -> PairsFingerprint {
-        let mut h = Sha256::new();
-        for (group, list) in [("collocated", &pairs.pairs), ("matched", &pairs.matched)] {
-            h.update(format!("{group}\n"));
-            for (a, b) in list {
-                h.update(format!("{a}\t{b}\n"));
+        let mut list = String::new();
+        for (group, listed) in [("collocated", &pairs.pairs), ("matched", &pairs.matched)] {
+            list.push_str(&format!("{group}\n"));
+            for (a, b) in listed {
+                list.push_str(&format!("{a}\t{b}\n"));
             }
         }
         PairsFingerprint {
             collocated: pairs.pairs.len(),
             matched: pairs.matched.len(),
-            sha256: h.finalize().iter().map(|b| format!("{b:02x}")).collect(),
+            sha256: crate::kept::sha256_hex(list.as_bytes()),
         }
     }
 }
