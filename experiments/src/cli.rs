@@ -98,8 +98,9 @@ pub enum Experiment {
     CheckOutputs,
     /// Checks every kept measurement directory under `--out` (`measurements/*` and
     /// `*/measurements/*`): a sealed one against its manifest, one written before manifests
-    /// existed by what can be checked, after which it is sealed; with `--config`, also records
-    /// which collocation pairs the cosines of that config's models were kept for, where they
+    /// existed by what can be checked, after which it is sealed; with `--config` (and `--quick`
+    /// for a toy study of it), also records which collocation pairs the cosines of that
+    /// config's models were kept for, where they
     /// were kept before that was recorded (after checking the pairs' number; nothing is
     /// recorded when any directory under `--out` has a problem).
     Seal,
@@ -287,7 +288,7 @@ impl Experiment {
             BenchPretrainedSteps => &["model", "seed"],
             Report => &["config", "out", "quick"],
             CheckOutputs => &["out"],
-            Seal => &["config", "out"],
+            Seal => &["config", "out", "quick"],
         }
     }
 

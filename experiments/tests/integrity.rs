@@ -226,18 +226,39 @@ fn one_writer_per_out_and_damaged_kept_files_are_refused_by_name() {
         .replace(".csv.gz", ".csv");
     assert!(listed.contains_key(pairs_name.as_str()), "{listed:?}");
     let dir = mlm.strip_prefix(&out).unwrap().to_owned();
+    // A kept file gone with its manifest entry, as if it had never been kept.
+    let unlisted = |c: &Path, name: &str| {
+        std::fs::remove_file(c.join(&dir).join(name)).unwrap();
+        let path = c.join(&dir).join("manifest.json");
+        let mut m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        m["files"].as_object_mut().unwrap().remove(name);
+        std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    };
+    refused(
+        &out,
+        TOY,
+        |c| unlisted(c, &pairs_name),
+        &format!("{items_name}: collocation cosines without"),
+    );
+    // Another list's fingerprint, sealed in (the manifest deleted, as if kept before manifests,
+    // and `seal` run): the manifest verifies, and the study refuses the cosines as other pairs'.
     refused(
         &out,
         TOY,
         |c| {
-            std::fs::remove_file(c.join(&dir).join(&pairs_name)).unwrap();
-            let path = c.join(&dir).join("manifest.json");
-            let mut m: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-            m["files"].as_object_mut().unwrap().remove(&pairs_name);
-            std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+            let path = c.join(&dir).join(&pairs_name);
+            let text = std::fs::read_to_string(&path).unwrap();
+            let (header, row) = text.split_once('\n').unwrap();
+            let fields: Vec<&str> = row.trim_end().split(',').collect();
+            assert_eq!(fields.len(), 3, "{text}");
+            let other = format!("{header}\n{},{},{}\n", fields[0], fields[1], "0".repeat(64));
+            std::fs::write(&path, other).unwrap();
+            std::fs::remove_file(c.join(&dir).join("manifest.json")).unwrap();
+            let o = run(&["--exp", "seal", "--out", c.to_str().unwrap()]);
+            assert!(o.status.success(), "{}", stderr(&o));
         },
-        &format!("{items_name}: collocation cosines without"),
+        &format!("{pairs_name}: the collocation cosines were kept for other pairs"),
     );
     // `seal --config` records pairs only for that config's models: none of paper.toml's is
     // measured in a toy study.
@@ -256,6 +277,61 @@ fn one_writer_per_out_and_damaged_kept_files_are_refused_by_name() {
         "{}",
         stderr(&o)
     );
+
+    // The fingerprint kept before fingerprints existed (the file and its manifest entry gone):
+    // `seal --config` with the toy's own config records it again, byte for byte the one the
+    // study wrote, the directory verifies, and the study reuses the kept scores.
+    {
+        let tmp = tempfile::tempdir().unwrap();
+        let copy = tmp.path().join("out");
+        copy_dir(&out, &copy);
+        unlisted(&copy, &pairs_name);
+        let toy_config = repo_root().join("experiments/configs/analogy.toml");
+        let o = run(&[
+            "--exp",
+            "seal",
+            "--quick",
+            "--config",
+            toy_config.to_str().unwrap(),
+            "--out",
+            copy.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let said = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            said.contains(&format!(
+                "recorded {}",
+                copy.join(&dir).join(&pairs_name).display()
+            )),
+            "{said}"
+        );
+        assert!(
+            said.contains("collocation pair fingerprints recorded"),
+            "{said}"
+        );
+        assert_eq!(
+            std::fs::read(copy.join(&dir).join(&pairs_name)).unwrap(),
+            std::fs::read(out.join(&dir).join(&pairs_name)).unwrap()
+        );
+        let o = run(&[TOY, &["--out", copy.to_str().unwrap()]].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(String::from_utf8_lossy(&o.stdout).contains("every model's measurements are kept"));
+    }
+    // A fingerprint left behind when its items file went (the file and its manifest entry):
+    // the manifest verifies, so `seal` names what is missing.
+    {
+        let tmp = tempfile::tempdir().unwrap();
+        let copy = tmp.path().join("out");
+        copy_dir(&out, &copy);
+        unlisted(&copy, &items_name);
+        let o = run(&["--exp", "seal", "--out", copy.to_str().unwrap()]);
+        assert!(!o.status.success(), "an orphaned fingerprint was verified");
+        assert!(
+            stderr(&o).contains(&format!("{pairs_name}: kept without {items_name}")),
+            "{}",
+            stderr(&o)
+        );
+    }
 
     // A scores file cut to its first 5 lines.
     refused(

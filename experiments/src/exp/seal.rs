@@ -1,12 +1,14 @@
 //! `--exp seal`: every kept measurement directory under `--out` checked, and the ones written
 //! before manifests existed ([`crate::kept`]) sealed once.
 //!
-//! A sealed directory is checked against its manifest ([`kept::verify`]). One without a
+//! A sealed directory is checked against its manifest ([`kept::verify`]) and for a file kept
+//! without the one it belongs with (scores and per-item outcomes of one settings hash, a
+//! collocation pair fingerprint and its items file), which a manifest does not say. One without a
 //! manifest has nothing to compare with, so it is checked by what can be checked before its
 //! manifest is written: every file is one the study keeps and parses as its rows (scores,
 //! per-item outcomes, loss curve, ledger, held-out split, snapshot measurements), item values
 //! decode, no number is non-finite where no measure can produce one, scores and per-item files
-//! come in pairs of one settings hash, and a file has the same number of rows as the same file
+//! come in pairs as above, and a file has the same number of rows as the same file
 //! of the same model's other seeds (a scores file cut short at a line boundary parses; it does
 //! not have its siblings' length). That last check needs two other seeds that agree, so a model
 //! kept at one or two seeds goes without it. Any problem is listed with its file, and no
@@ -128,6 +130,31 @@ fn label_of(dir: &Path) -> String {
     }
 }
 
+/// The files of `dir` (named by `names`) kept without the file they belong with: scores and
+/// per-item outcomes of one settings hash each need the other, and a collocation pair
+/// fingerprint needs the items file whose cosines it names (one left behind when its items file
+/// was deleted would otherwise pass as a kept file of its own). A manifest lists what was kept
+/// but not what belongs together, so sealed directories are checked too.
+fn unpaired(dir: &Path, names: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for name in names {
+        let (kind, hash) = kind_of(name);
+        let partner = match (kind.as_str(), &hash) {
+            ("scores.csv", Some(h)) => format!("items-{h}.csv.gz"),
+            ("items.csv.gz", Some(h)) => format!("scores-{h}.csv"),
+            ("collocation-pairs.csv", Some(h)) => format!("items-{h}.csv.gz"),
+            _ => continue,
+        };
+        if !names.contains(&partner) {
+            problems.push(format!(
+                "{}: kept without {partner}",
+                dir.join(name).display()
+            ));
+        }
+    }
+    problems
+}
+
 /// Checks an unsealed directory as the module docs say; returns its files' row counts.
 fn check_unsealed(dir: &Path) -> Result<BTreeMap<String, usize>, Vec<String>> {
     let mut problems = Vec::new();
@@ -149,20 +176,7 @@ fn check_unsealed(dir: &Path) -> Result<BTreeMap<String, usize>, Vec<String>> {
             Err(e) => problems.push(format!("{e:#}")),
         }
     }
-    for name in &names {
-        let (kind, hash) = kind_of(name);
-        let partner = match (kind.as_str(), &hash) {
-            ("scores.csv", Some(h)) => format!("items-{h}.csv.gz"),
-            ("items.csv.gz", Some(h)) => format!("scores-{h}.csv"),
-            _ => continue,
-        };
-        if !names.contains(&partner) {
-            problems.push(format!(
-                "{}: kept without {partner}",
-                dir.join(name).display()
-            ));
-        }
-    }
+    problems.extend(unpaired(dir, &names));
     if problems.is_empty() {
         Ok(rows)
     } else {
@@ -178,7 +192,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     for dir in &dirs {
         if dir.join(kept::MANIFEST).is_file() {
             match kept::verify(dir) {
-                Ok(_) => verified += 1,
+                Ok(m) => {
+                    let names: Vec<String> = m.files.keys().cloned().collect();
+                    let unpaired = unpaired(dir, &names);
+                    if unpaired.is_empty() {
+                        verified += 1;
+                    }
+                    problems.extend(unpaired);
+                }
                 Err(e) => problems.push(format!("{e:#}")),
             }
             continue;
@@ -345,6 +366,53 @@ mod tests {
             problems[0].contains("scores-aaaaaaaaaaaa.csv: row 1 has value NaN"),
             "{problems:?}"
         );
+    }
+
+    #[test]
+    fn a_pair_fingerprint_without_its_items_file_is_refused_sealed_or_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("mlm-seed1-0123456789ab");
+        std::fs::create_dir_all(&dir).unwrap();
+        let row = TidyRow {
+            value: 0.25,
+            n: 4,
+            ..TidyRow::template("", "transformer-mlm", "embedding")
+        };
+        let fingerprint = super::super::evidence::PairsFingerprint {
+            collocated: 2,
+            matched: 2,
+            sha256: "0".repeat(64),
+        };
+        output::write_csv(&dir.join("scores-aaaaaaaaaaaa.csv"), &[row]).unwrap();
+        output::write_items(&dir.join("items-aaaaaaaaaaaa.csv.gz"), &[]).unwrap();
+        output::write_csv(
+            &dir.join("collocation-pairs-aaaaaaaaaaaa.csv"),
+            std::slice::from_ref(&fingerprint),
+        )
+        .unwrap();
+        let rows = check_unsealed(&dir).unwrap();
+        assert_eq!(rows["collocation-pairs-aaaaaaaaaaaa.csv"], 1);
+        // Another hash's fingerprint, its items file gone: refused unsealed...
+        output::write_csv(
+            &dir.join("collocation-pairs-bbbbbbbbbbbb.csv"),
+            &[fingerprint],
+        )
+        .unwrap();
+        let problems = check_unsealed(&dir).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].contains(
+                "collocation-pairs-bbbbbbbbbbbb.csv: kept without items-bbbbbbbbbbbb.csv.gz"
+            ),
+            "{problems:?}"
+        );
+        // ...and sealed, where the manifest lists it and so verifies.
+        let m = kept::seal(&dir).unwrap();
+        assert!(kept::verify(&dir).is_ok());
+        let names: Vec<String> = m.files.keys().cloned().collect();
+        let problems = unpaired(&dir, &names);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("collocation-pairs-bbbbbbbbbbbb.csv: kept without"));
     }
 
     #[test]
