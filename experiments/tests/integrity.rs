@@ -317,8 +317,8 @@ fn one_writer_per_out_and_damaged_kept_files_are_refused_by_name() {
         assert!(o.status.success(), "{}", stderr(&o));
         assert!(String::from_utf8_lossy(&o.stdout).contains("every model's measurements are kept"));
     }
-    // A fingerprint left behind when its items file went (the file and its manifest entry):
-    // the manifest verifies, so `seal` names what is missing.
+    // The items file of a finished measurement gone with its manifest entry: the manifest
+    // verifies, so `seal` names what the scores and the fingerprint left behind miss.
     {
         let tmp = tempfile::tempdir().unwrap();
         let copy = tmp.path().join("out");
@@ -326,11 +326,13 @@ fn one_writer_per_out_and_damaged_kept_files_are_refused_by_name() {
         unlisted(&copy, &items_name);
         let o = run(&["--exp", "seal", "--out", copy.to_str().unwrap()]);
         assert!(!o.status.success(), "an orphaned fingerprint was verified");
-        assert!(
-            stderr(&o).contains(&format!("{pairs_name}: kept without {items_name}")),
-            "{}",
-            stderr(&o)
-        );
+        for orphan in [&pairs_name, &scores_name] {
+            assert!(
+                stderr(&o).contains(&format!("{orphan}: kept without {items_name}")),
+                "{}",
+                stderr(&o)
+            );
+        }
     }
 
     // A scores file cut to its first 5 lines.

@@ -1,9 +1,10 @@
 //! `--exp seal`: every kept measurement directory under `--out` checked, and the ones written
 //! before manifests existed ([`crate::kept`]) sealed once.
 //!
-//! A sealed directory is checked against its manifest ([`kept::verify`]) and for a file kept
-//! without the one it belongs with (scores and per-item outcomes of one settings hash, a
-//! collocation pair fingerprint and its items file), which a manifest does not say. One without a
+//! A sealed directory is checked against its manifest ([`kept::verify`]) and, for each
+//! finished measurement (its scores file kept), for a file kept without the one it belongs with
+//! (scores and per-item outcomes of one settings hash, a collocation pair fingerprint and its
+//! items file), which a manifest does not say. One without a
 //! manifest has nothing to compare with, so it is checked by what can be checked before its
 //! manifest is written: every file is one the study keeps and parses as its rows (scores,
 //! per-item outcomes, loss curve, ledger, held-out split, snapshot measurements), item values
@@ -133,16 +134,25 @@ fn label_of(dir: &Path) -> String {
 /// The files of `dir` (named by `names`) kept without the file they belong with: scores and
 /// per-item outcomes of one settings hash each need the other, and a collocation pair
 /// fingerprint needs the items file whose cosines it names (one left behind when its items file
-/// was deleted would otherwise pass as a kept file of its own). A manifest lists what was kept
-/// but not what belongs together, so sealed directories are checked too.
-fn unpaired(dir: &Path, names: &[String]) -> Vec<String> {
+/// was deleted would otherwise pass as a kept file of its own).
+///
+/// `finished_only`, for a sealed directory: only the measurements whose scores file is kept
+/// are checked. The study keeps a measurement's fingerprint, then its items file, then its
+/// scores file, in a directory already sealed by its loss curve, so one killed between them
+/// leaves a fingerprint or an items file without scores: not damage, since without the scores
+/// file the model counts as unmeasured and is measured again over them.
+fn unpaired(dir: &Path, names: &[String], finished_only: bool) -> Vec<String> {
     let mut problems = Vec::new();
     for name in names {
         let (kind, hash) = kind_of(name);
-        let partner = match (kind.as_str(), &hash) {
-            ("scores.csv", Some(h)) => format!("items-{h}.csv.gz"),
-            ("items.csv.gz", Some(h)) => format!("scores-{h}.csv"),
-            ("collocation-pairs.csv", Some(h)) => format!("items-{h}.csv.gz"),
+        let Some(h) = hash else { continue };
+        if finished_only && !names.contains(&format!("scores-{h}.csv")) {
+            continue;
+        }
+        let partner = match kind.as_str() {
+            "scores.csv" => format!("items-{h}.csv.gz"),
+            "items.csv.gz" => format!("scores-{h}.csv"),
+            "collocation-pairs.csv" => format!("items-{h}.csv.gz"),
             _ => continue,
         };
         if !names.contains(&partner) {
@@ -153,6 +163,18 @@ fn unpaired(dir: &Path, names: &[String]) -> Vec<String> {
         }
     }
     problems
+}
+
+/// [`unpaired`] for a sealed directory whose manifest has verified: its files that are there
+/// (an entry whose first write was cut short before its rename lists a file that is not).
+fn unpaired_sealed(dir: &Path, m: &kept::Manifest) -> Vec<String> {
+    let names: Vec<String> = m
+        .files
+        .keys()
+        .filter(|n| dir.join(n).is_file())
+        .cloned()
+        .collect();
+    unpaired(dir, &names, true)
 }
 
 /// Checks an unsealed directory as the module docs say; returns its files' row counts.
@@ -176,7 +198,7 @@ fn check_unsealed(dir: &Path) -> Result<BTreeMap<String, usize>, Vec<String>> {
             Err(e) => problems.push(format!("{e:#}")),
         }
     }
-    problems.extend(unpaired(dir, &names));
+    problems.extend(unpaired(dir, &names, false));
     if problems.is_empty() {
         Ok(rows)
     } else {
@@ -193,8 +215,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         if dir.join(kept::MANIFEST).is_file() {
             match kept::verify(dir) {
                 Ok(m) => {
-                    let names: Vec<String> = m.files.keys().cloned().collect();
-                    let unpaired = unpaired(dir, &names);
+                    let unpaired = unpaired_sealed(dir, &m);
                     if unpaired.is_empty() {
                         verified += 1;
                     }
@@ -369,7 +390,7 @@ mod tests {
     }
 
     #[test]
-    fn a_pair_fingerprint_without_its_items_file_is_refused_sealed_or_not() {
+    fn a_pair_fingerprint_without_its_items_file_is_refused_where_its_scores_were_kept() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("mlm-seed1-0123456789ab");
         std::fs::create_dir_all(&dir).unwrap();
@@ -406,13 +427,48 @@ mod tests {
             ),
             "{problems:?}"
         );
-        // ...and sealed, where the manifest lists it and so verifies.
+        // Sealed, the same files read as a measurement cut short (a fingerprint without
+        // scores: the study measures that hash again), so they pass; so does an items file
+        // without scores. Scores without their items file do not.
         let m = kept::seal(&dir).unwrap();
-        assert!(kept::verify(&dir).is_ok());
-        let names: Vec<String> = m.files.keys().cloned().collect();
-        let problems = unpaired(&dir, &names);
+        assert!(
+            unpaired_sealed(&dir, &m).is_empty(),
+            "{:?}",
+            unpaired_sealed(&dir, &m)
+        );
+        let row = TidyRow {
+            value: 0.5,
+            n: 4,
+            ..TidyRow::template("", "transformer-mlm", "embedding")
+        };
+        kept::write_items(&dir.join("items-cccccccccccc.csv.gz"), &[]).unwrap();
+        kept::write_csv(&dir.join("scores-dddddddddddd.csv"), &[row]).unwrap();
+        let m = kept::verify(&dir).unwrap();
+        let problems = unpaired_sealed(&dir, &m);
         assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(problems[0].contains("collocation-pairs-bbbbbbbbbbbb.csv: kept without"));
+        assert!(
+            problems[0].contains("scores-dddddddddddd.csv: kept without items-dddddddddddd.csv.gz"),
+            "{problems:?}"
+        );
+        // The fingerprint of a finished measurement whose items file went is named too.
+        kept::write_csv(
+            &dir.join("collocation-pairs-dddddddddddd.csv"),
+            &[super::super::evidence::PairsFingerprint {
+                collocated: 2,
+                matched: 2,
+                sha256: "1".repeat(64),
+            }],
+        )
+        .unwrap();
+        let m = kept::verify(&dir).unwrap();
+        let problems = unpaired_sealed(&dir, &m);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(
+            problems[0].contains(
+                "collocation-pairs-dddddddddddd.csv: kept without items-dddddddddddd.csv.gz"
+            ),
+            "{problems:?}"
+        );
     }
 
     #[test]
