@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""The five-epoch rate check of the tied masked LM at its two leading rates, over every sweep seed
-committed (docs/method.md, "Seeds 1004 to 1006, and what the rule says"): each seed's dev loss at
-7.5e-4 and 1.5e-3, the seed means (the rule's criterion), the paired difference's mean with a t
-interval over seeds, and an exact two-sided sign test. Reads
-results/sweep/transformer-5-epochs*/sweep/transformer-mlm-seed*.csv; `--self-test` checks the
-statistics on a planted case with hand-computed answers."""
+"""The five-epoch rate check at the two leading rates, over every sweep seed committed
+(docs/method.md, "Seeds 1004 to 1006, and what the rule says", and "The five-epoch check of
+every variant"): each seed's dev loss at 7.5e-4 and 1.5e-3, the seed means (the rule's
+criterion), the paired difference's mean with a t interval over seeds, and an exact two-sided
+sign test. With no argument, the tied masked LM
+(results/sweep/transformer-5-epochs*/sweep/transformer-mlm-seed*.csv); `--model M`, another
+variant, from results/sweep/every-variant-5-epochs/sweep/M-seed*.csv; `--all`, every variant
+there, each with the seeds it has so far. `--self-test` checks the statistics on a planted case
+with hand-computed answers, and the reading of files on planted ones."""
 import csv, glob, math, statistics as st, sys
 
 # The rate check's t interval of paired differences, and its table of t quantiles.
@@ -34,35 +37,86 @@ def self_test():
     assert (lower, p) == (2, 1.0)
     assert paired([1, 1, 1], [2, 2, 2])[4] == 0.25
     assert abs(paired([1] * 6, [2, 2.1, 2.2, 2.3, 2.4, 2.5])[4] - 2 / 64) < 1e-12
+    # Files: two seeds in two files read as one table; a row given twice, and a bad value, are
+    # refused by file and line.
+    import os, subprocess, tempfile
+    head = "model,seed,lr,dev_loss\n"
+    with tempfile.TemporaryDirectory() as d:
+        a, b = os.path.join(d, "m-seed1.csv"), os.path.join(d, "m-seed2.csv")
+        open(a, "w").write(head + "m,1,0.00075,5.0\nm,1,0.0015,5.1\n")
+        open(b, "w").write(head + "m,2,0.00075,5.3\nm,2,0.0015,5.1\n")
+        assert read([a, b]) == {(1, LOW): 5.0, (1, HIGH): 5.1, (2, LOW): 5.3, (2, HIGH): 5.1}
+        for bad, needle in [(head + "m,1,0.00075,5.0\n", "m-seed2.csv:2: seed 1 at rate 0.00075 appears twice"),
+                            (head + "m,2,0.00075,nan\n", "m-seed2.csv:2: dev_loss nan is not finite"),
+                            (head + "m,2,0.00075,x\n", "m-seed2.csv:2: ValueError")]:
+            open(b, "w").write(bad)
+            code = f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); import sweep_six_seeds as s; s.read([{a!r}, {b!r}])"
+            r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+            assert r.returncode != 0 and needle in r.stderr, (needle, r.stderr)
     print("sweep_six_seeds self-test: ok")
 
 
-def main():
+REFERENCE = "results/sweep/transformer-5-epochs*/sweep/transformer-mlm-seed*.csv"
+EVERY = "results/sweep/every-variant-5-epochs/sweep"
+
+
+def read(paths):
+    """{(seed, rate): dev loss} from sweep files; a row given twice, or a bad value, is an error
+    naming its file and line."""
     rows = {}
-    paths = sorted(glob.glob("results/sweep/transformer-5-epochs*/sweep/transformer-mlm-seed*.csv"))
-    if not paths:
-        sys.exit("no sweep files under results/sweep/transformer-5-epochs*/sweep/ (run from the repository root)")
     for path in paths:
         with open(path, newline="") as f:
             for line, r in enumerate(csv.DictReader(f), start=2):
                 try:
                     key = (int(r["seed"]), float(r["lr"]))
                     loss = float(r["dev_loss"])
-                except (KeyError, ValueError) as e:
-                    sys.exit(f"{path}:{line}: {e}")
+                except (KeyError, ValueError, TypeError) as e:
+                    sys.exit(f"{path}:{line}: {e!r}")
                 if not math.isfinite(loss):
                     sys.exit(f"{path}:{line}: dev_loss {loss} is not finite")
                 if key in rows:
                     sys.exit(f"{path}:{line}: seed {key[0]} at rate {key[1]} appears twice")
                 rows[key] = loss
+    return rows
+
+
+def report(name, rows):
     seeds = sorted(s for s, lr in rows if lr == LOW and (s, HIGH) in rows)
     low, high = [rows[(s, LOW)] for s in seeds], [rows[(s, HIGH)] for s in seeds]
+    print(name)
     for s, a, b in zip(seeds, low, high):
         print(f"seed {s}: {LOW:g} {a:.3f}  {HIGH:g} {b:.3f}  difference {a - b:+.3f}")
+    if len(seeds) < 2:
+        print(f"{len(seeds)} seed(s) at both rates so far: no interval yet")
+        return
     print(f"means over {len(seeds)} seeds: {LOW:g} {st.mean(low):.3f}  {HIGH:g} {st.mean(high):.3f}")
     m, lo, hi, lower, p = paired(low, high)
     print(f"paired difference {m:+.3f} [{lo:+.3f}, {hi:+.3f}] (t, {len(seeds) - 1} df); lower at {LOW:g} at {lower} of {len(seeds)} seeds, sign test p = {p:.3f}")
 
 
+def main(argv):
+    if not argv:
+        paths = sorted(glob.glob(REFERENCE))
+        if not paths:
+            sys.exit(f"no sweep files match {REFERENCE} (run from the repository root)")
+        report("transformer-mlm", read(paths))
+        return
+    if argv == ["--all"]:
+        models = sorted({p.split("/")[-1].rsplit("-seed", 1)[0] for p in glob.glob(f"{EVERY}/*-seed*.csv")})
+        if not models:
+            sys.exit(f"no sweep files under {EVERY}/ (run from the repository root)")
+    elif len(argv) == 2 and argv[0] == "--model":
+        models = [argv[1]]
+    else:
+        sys.exit("usage: sweep_six_seeds.py [--model MODEL | --all | --self-test]")
+    for i, model in enumerate(models):
+        paths = sorted(glob.glob(f"{EVERY}/{model}-seed*.csv"))
+        if not paths:
+            sys.exit(f"no sweep files {EVERY}/{model}-seed*.csv")
+        if i:
+            print()
+        report(model, read(paths))
+
+
 if __name__ == "__main__":
-    self_test() if sys.argv[1:] == ["--self-test"] else main()
+    self_test() if sys.argv[1:] == ["--self-test"] else main(sys.argv[1:])
