@@ -46,6 +46,19 @@ def self_test():
         open(a, "w").write(head + "m,1,0.00075,5.0\nm,1,0.0015,5.1\n")
         open(b, "w").write(head + "m,2,0.00075,5.3\nm,2,0.0015,5.1\n")
         assert read([a, b]) == {(1, LOW): 5.0, (1, HIGH): 5.1, (2, LOW): 5.3, (2, HIGH): 5.1}
+        # A seed with one rate so far is left out of the pairs; one pair gives no interval.
+        import contextlib, io
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert report("m", {(1, LOW): 5.0, (1, HIGH): 5.1, (2, LOW): 5.3}) == 1
+        assert "seed 2: only 0.00075 so far (5.300), left out" in out.getvalue(), out.getvalue()
+        assert "no interval yet" in out.getvalue()
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert report("m", read([a, b])) == 2
+        # d = -0.1, +0.2: mean +0.05, sd 0.21213, half-width 12.706 * 0.21213 / sqrt(2) = 1.906.
+        assert "paired difference +0.050 [-1.856, +1.956] (t, 1 df)" in out.getvalue(), out.getvalue()
+        assert model_of("x/transformer-mlm-no-attention-untied-head-seed1002.csv") == "transformer-mlm-no-attention-untied-head"
         for bad, needle in [(head + "m,1,0.00075,5.0\n", "m-seed2.csv:2: seed 1 at rate 0.00075 appears twice"),
                             (head + "m,2,0.00075,nan\n", "m-seed2.csv:2: dev_loss nan is not finite"),
                             (head + "m,2,0.00075,x\n", "m-seed2.csv:2: ValueError")]:
@@ -81,17 +94,28 @@ def read(paths):
 
 
 def report(name, rows):
+    """Prints the rule's numbers for one variant; returns the paired seeds' count."""
     seeds = sorted(s for s, lr in rows if lr == LOW and (s, HIGH) in rows)
     low, high = [rows[(s, LOW)] for s in seeds], [rows[(s, HIGH)] for s in seeds]
     print(name)
     for s, a, b in zip(seeds, low, high):
         print(f"seed {s}: {LOW:g} {a:.3f}  {HIGH:g} {b:.3f}  difference {a - b:+.3f}")
+    for (s, lr), loss in sorted(rows.items()):
+        if s not in seeds:
+            print(f"seed {s}: only {lr:g} so far ({loss:.3f}), left out")
     if len(seeds) < 2:
         print(f"{len(seeds)} seed(s) at both rates so far: no interval yet")
-        return
+        return len(seeds)
     print(f"means over {len(seeds)} seeds: {LOW:g} {st.mean(low):.3f}  {HIGH:g} {st.mean(high):.3f}")
     m, lo, hi, lower, p = paired(low, high)
     print(f"paired difference {m:+.3f} [{lo:+.3f}, {hi:+.3f}] (t, {len(seeds) - 1} df); lower at {LOW:g} at {lower} of {len(seeds)} seeds, sign test p = {p:.3f}")
+    return len(seeds)
+
+
+def model_of(path):
+    """The variant a sweep file is of: `.../transformer-mlm-untied-head-seed1001.csv` ->
+    `transformer-mlm-untied-head`."""
+    return path.split("/")[-1].rsplit("-seed", 1)[0]
 
 
 def main(argv):
@@ -102,7 +126,7 @@ def main(argv):
         report("transformer-mlm", read(paths))
         return
     if argv == ["--all"]:
-        models = sorted({p.split("/")[-1].rsplit("-seed", 1)[0] for p in glob.glob(f"{EVERY}/*-seed*.csv")})
+        models = sorted({model_of(p) for p in glob.glob(f"{EVERY}/*-seed*.csv")})
         if not models:
             sys.exit(f"no sweep files under {EVERY}/ (run from the repository root)")
     elif len(argv) == 2 and argv[0] == "--model":

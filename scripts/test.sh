@@ -36,7 +36,7 @@ python3 scripts/module_cycles.py
 python3 scripts/word2vec_rate_check.py --self-test
 # The split behind results/round/seed-regimes/ (its gap, ranges and refusals, planted).
 python3 scripts/seed_regimes.py --self-test
-# The six-seed rate check's statistics (docs/method.md), planted.
+# The six-seed rate check's statistics and file reading (docs/method.md), planted.
 python3 scripts/sweep_six_seeds.py --self-test
 # The crossed runs' criteria and predictions (docs/method.md, "What sets a seed's regime"), planted.
 python3 scripts/regime_cross.py --self-test

@@ -241,6 +241,23 @@ fn one_writer_per_out_and_damaged_kept_files_are_refused_by_name() {
         |c| unlisted(c, &pairs_name),
         &format!("{items_name}: collocation cosines without"),
     );
+    // A measurement cut short before its scores file (the study keeps the fingerprint, the
+    // items file, then the scores): the scores file and its entry gone. Not damage: `seal`
+    // passes it, and the study measures that model again to the same bytes.
+    {
+        let tmp = tempfile::tempdir().unwrap();
+        let copy = tmp.path().join("out");
+        copy_dir(&out, &copy);
+        unlisted(&copy, &scores_name);
+        let o = run(&["--exp", "seal", "--out", copy.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = run(&[TOY, &["--out", copy.to_str().unwrap()]].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(
+            std::fs::read(copy.join(&dir).join(&scores_name)).unwrap(),
+            std::fs::read(out.join(&dir).join(&scores_name)).unwrap()
+        );
+    }
     // Another list's fingerprint, sealed in (the manifest deleted, as if kept before manifests,
     // and `seal` run): the manifest verifies, and the study refuses the cosines as other pairs'.
     refused(
@@ -325,7 +342,10 @@ fn one_writer_per_out_and_damaged_kept_files_are_refused_by_name() {
         copy_dir(&out, &copy);
         unlisted(&copy, &items_name);
         let o = run(&["--exp", "seal", "--out", copy.to_str().unwrap()]);
-        assert!(!o.status.success(), "an orphaned fingerprint was verified");
+        assert!(
+            !o.status.success(),
+            "scores and a fingerprint without their items file were verified"
+        );
         for orphan in [&pairs_name, &scores_name] {
             assert!(
                 stderr(&o).contains(&format!("{orphan}: kept without {items_name}")),

@@ -165,8 +165,9 @@ fn unpaired(dir: &Path, names: &[String], finished_only: bool) -> Vec<String> {
     problems
 }
 
-/// [`unpaired`] for a sealed directory whose manifest has verified: its files that are there
-/// (an entry whose first write was cut short before its rename lists a file that is not).
+/// [`unpaired`] for a sealed directory whose manifest has verified: its files that are there.
+/// An entry whose first write was cut short before its rename (`writing: absent`) lists a file
+/// that is not, and verifies; counted as kept, it would pair with scores that need it.
 fn unpaired_sealed(dir: &Path, m: &kept::Manifest) -> Vec<String> {
     let names: Vec<String> = m
         .files
@@ -467,6 +468,36 @@ mod tests {
             problems[0].contains(
                 "collocation-pairs-dddddddddddd.csv: kept without items-dddddddddddd.csv.gz"
             ),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn a_listed_file_whose_first_write_never_landed_is_not_taken_as_kept() {
+        // Scores on disk, their items file listed as being written for the first time
+        // (`writing: absent`) and not there: the manifest verifies, and the scores are refused.
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("mlm-seed1-0123456789ab");
+        std::fs::create_dir_all(&dir).unwrap();
+        let row = TidyRow {
+            value: 0.25,
+            n: 4,
+            ..TidyRow::template("", "transformer-mlm", "embedding")
+        };
+        kept::write_items(&dir.join("items-eeeeeeeeeeee.csv.gz"), &[]).unwrap();
+        kept::write_csv(&dir.join("scores-eeeeeeeeeeee.csv"), &[row]).unwrap();
+        let path = dir.join(kept::MANIFEST);
+        let mut m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        m["files"]["items-eeeeeeeeeeee.csv.gz"]["writing"] = "absent".into();
+        std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+        std::fs::remove_file(dir.join("items-eeeeeeeeeeee.csv.gz")).unwrap();
+        let m = kept::verify(&dir).unwrap();
+        assert!(m.files.contains_key("items-eeeeeeeeeeee.csv.gz"));
+        let problems = unpaired_sealed(&dir, &m);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].contains("scores-eeeeeeeeeeee.csv: kept without items-eeeeeeeeeeee.csv.gz"),
             "{problems:?}"
         );
     }
