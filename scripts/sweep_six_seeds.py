@@ -39,7 +39,7 @@ def self_test():
     assert abs(paired([1] * 6, [2, 2.1, 2.2, 2.3, 2.4, 2.5])[4] - 2 / 64) < 1e-12
     # Files: two seeds in two files read as one table; a row given twice, and a bad value, are
     # refused by file and line.
-    import os, subprocess, tempfile
+    import os, tempfile
     head = "model,seed,lr,dev_loss\n"
     with tempfile.TemporaryDirectory() as d:
         a, b = os.path.join(d, "m-seed1.csv"), os.path.join(d, "m-seed2.csv")
@@ -63,9 +63,11 @@ def self_test():
                             (head + "m,2,0.00075,nan\n", "m-seed2.csv:2: dev_loss nan is not finite"),
                             (head + "m,2,0.00075,x\n", "m-seed2.csv:2: ValueError")]:
             open(b, "w").write(bad)
-            code = f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); import sweep_six_seeds as s; s.read([{a!r}, {b!r}])"
-            r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-            assert r.returncode != 0 and needle in r.stderr, (needle, r.stderr)
+            try:
+                read([a, b])
+                raise AssertionError(f"accepted: {needle}")
+            except SystemExit as e:
+                assert needle in str(e.code), (needle, e.code)
     print("sweep_six_seeds self-test: ok")
 
 

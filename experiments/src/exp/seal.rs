@@ -354,16 +354,27 @@ fn record_pairs(args: &Args) -> anyhow::Result<(usize, usize)> {
 mod tests {
     use super::*;
 
+    /// One score row of the reference model's embedding.
+    fn score(value: f64) -> TidyRow {
+        TidyRow {
+            value,
+            n: 4,
+            ..TidyRow::template("", "transformer-mlm", "embedding")
+        }
+    }
+
+    /// An empty kept directory named as the study names one.
+    fn model_dir(tmp: &Path) -> PathBuf {
+        let dir = tmp.join("mlm-seed1-0123456789ab");
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     #[test]
     fn an_unsealed_directory_with_a_stray_or_unpaired_file_is_not_sealed() {
         let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("mlm-seed1-0123456789ab");
-        std::fs::create_dir_all(&dir).unwrap();
-        let row = TidyRow {
-            value: 0.25,
-            n: 4,
-            ..TidyRow::template("", "transformer-mlm", "embedding")
-        };
+        let dir = model_dir(tmp.path());
+        let row = score(0.25);
         output::write_csv(&dir.join("scores-aaaaaaaaaaaa.csv"), &[row]).unwrap();
         std::fs::write(dir.join("notes.txt"), "by hand\n").unwrap();
         let problems = check_unsealed(&dir).unwrap_err();
@@ -393,13 +404,8 @@ mod tests {
     #[test]
     fn a_pair_fingerprint_without_its_items_file_is_refused_where_its_scores_were_kept() {
         let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("mlm-seed1-0123456789ab");
-        std::fs::create_dir_all(&dir).unwrap();
-        let row = TidyRow {
-            value: 0.25,
-            n: 4,
-            ..TidyRow::template("", "transformer-mlm", "embedding")
-        };
+        let dir = model_dir(tmp.path());
+        let row = score(0.25);
         let fingerprint = super::super::evidence::PairsFingerprint {
             collocated: 2,
             matched: 2,
@@ -437,11 +443,7 @@ mod tests {
             "{:?}",
             unpaired_sealed(&dir, &m)
         );
-        let row = TidyRow {
-            value: 0.5,
-            n: 4,
-            ..TidyRow::template("", "transformer-mlm", "embedding")
-        };
+        let row = score(0.5);
         kept::write_items(&dir.join("items-cccccccccccc.csv.gz"), &[]).unwrap();
         kept::write_csv(&dir.join("scores-dddddddddddd.csv"), &[row]).unwrap();
         let m = kept::verify(&dir).unwrap();
@@ -477,13 +479,8 @@ mod tests {
         // Scores on disk, their items file listed as being written for the first time
         // (`writing: absent`) and not there: the manifest verifies, and the scores are refused.
         let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("mlm-seed1-0123456789ab");
-        std::fs::create_dir_all(&dir).unwrap();
-        let row = TidyRow {
-            value: 0.25,
-            n: 4,
-            ..TidyRow::template("", "transformer-mlm", "embedding")
-        };
+        let dir = model_dir(tmp.path());
+        let row = score(0.25);
         kept::write_items(&dir.join("items-eeeeeeeeeeee.csv.gz"), &[]).unwrap();
         kept::write_csv(&dir.join("scores-eeeeeeeeeeee.csv"), &[row]).unwrap();
         let path = dir.join(kept::MANIFEST);
