@@ -341,10 +341,35 @@ pub unsafe fn window_step_lanes<const M: usize>(
 /// [`negative_sampling_step`] instead. `contexts` may repeat a row (each occurrence gets the
 /// update, as there). `h` is scratch of `d` floats; returns the position's loss.
 ///
+/// With AVX the kernel is [`cbow_step_avx`], the same arithmetic in 256-bit registers (the
+/// compiler left this one's first pass in 128-bit pieces with shuffles and stack spills:
+/// docs/performance.md); [`cbow_step_portable`] elsewhere. Both give the same bits (tested).
+///
 /// # Safety
 /// As [`window_step_lanes`]; `outputs` distinct, `contexts` rows of the other matrix.
 #[inline(always)]
 pub unsafe fn cbow_step_lanes<const M: usize>(
+    d: usize,
+    contexts: &[*mut f32],
+    outputs: &[*mut f32; M],
+    h: &mut [f32],
+    alpha: f32,
+    sigmoid: &Sigmoid,
+) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx") {
+        // SAFETY: the feature was just detected; the rows as the caller promised.
+        return cbow_step_avx::<M>(d, contexts, outputs, h, alpha, sigmoid);
+    }
+    cbow_step_portable::<M>(d, contexts, outputs, h, alpha, sigmoid)
+}
+
+/// [`cbow_step_lanes`] written with `[f32; LANES]` lanes for the compiler to vectorise.
+///
+/// # Safety
+/// As [`cbow_step_lanes`].
+#[inline(always)]
+pub unsafe fn cbow_step_portable<const M: usize>(
     d: usize,
     contexts: &[*mut f32],
     outputs: &[*mut f32; M],
@@ -401,6 +426,68 @@ pub unsafe fn cbow_step_lanes<const M: usize>(
                 y[k] += 1.0 * grad[k];
             }
             store(p, c, y);
+        }
+    }
+    loss
+}
+
+/// [`cbow_step_portable`] in AVX registers, operation for operation: each sum starts from
+/// zero and takes its terms in the same order, each product is rounded before it is added
+/// (no fused multiply-add), and the scores are summed lane by lane as [`lane_sum`] does, so
+/// the two give the same bits (tested). Multiplying by 1.0, which the portable kernel writes
+/// to keep word2vec.c's form, is exact and left out.
+///
+/// # Safety
+/// AVX must be present, and the rows as for [`cbow_step_lanes`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+pub unsafe fn cbow_step_avx<const M: usize>(
+    d: usize,
+    contexts: &[*mut f32],
+    outputs: &[*mut f32; M],
+    h: &mut [f32],
+    alpha: f32,
+    sigmoid: &Sigmoid,
+) -> f32 {
+    use std::arch::x86_64::*;
+    const { assert!(LANES == 8, "one __m256 per lane") };
+    assert!(d.is_multiple_of(LANES) && h.len() >= d && !contexts.is_empty());
+    let hp = h.as_mut_ptr();
+    let inv = _mm256_set1_ps(1.0 / contexts.len() as f32);
+    let mut acc = [_mm256_setzero_ps(); M];
+    for o in (0..d).step_by(LANES) {
+        let mut s = _mm256_setzero_ps();
+        for &p in contexts {
+            s = _mm256_add_ps(s, _mm256_loadu_ps(p.add(o)));
+        }
+        s = _mm256_mul_ps(s, inv);
+        _mm256_storeu_ps(hp.add(o), s);
+        for j in 0..M {
+            let u = _mm256_loadu_ps(outputs[j].add(o));
+            acc[j] = _mm256_add_ps(acc[j], _mm256_mul_ps(s, u));
+        }
+    }
+    let mut loss = 0.0;
+    let mut g = [0f32; M];
+    for j in 0..M {
+        let mut lanes = [0f32; LANES];
+        _mm256_storeu_ps(lanes.as_mut_ptr(), acc[j]);
+        let label = if j == 0 { 1.0 } else { 0.0 };
+        g[j] = gradient(lane_sum(&lanes), label, alpha, sigmoid, &mut loss);
+    }
+    let g = g.map(|x| _mm256_set1_ps(x));
+    for o in (0..d).step_by(LANES) {
+        let x = _mm256_loadu_ps(hp.add(o));
+        let mut grad = _mm256_setzero_ps();
+        for j in 0..M {
+            let u = _mm256_loadu_ps(outputs[j].add(o));
+            grad = _mm256_add_ps(grad, _mm256_mul_ps(g[j], u));
+            _mm256_storeu_ps(outputs[j].add(o), _mm256_add_ps(u, _mm256_mul_ps(g[j], x)));
+        }
+        // A row named twice gets the update twice, the second on the first's result.
+        for &p in contexts {
+            _mm256_storeu_ps(p.add(o), _mm256_add_ps(_mm256_loadu_ps(p.add(o)), grad));
         }
     }
     loss
@@ -678,11 +765,35 @@ mod tests {
         // SAFETY: rows of live buffers, the outputs distinct, no reference held.
         let loss =
             unsafe { cbow_step_lanes::<3>(d, &contexts, &outputs, &mut scratch, 0.05, &sigmoid) };
-        assert_eq!(loss, want_loss);
-        assert_eq!(scratch, mean);
-        assert_eq!(ul, u);
-        assert_eq!(hl, h);
+        let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(loss.to_bits(), want_loss.to_bits());
+        assert_eq!(bits(&scratch), bits(&mean));
+        assert_eq!(bits(&ul), bits(&u));
+        assert_eq!(bits(&hl), bits(&h));
         assert_ne!(hl, h0);
+        // Each kernel alone, not only the one this CPU dispatches to.
+        type Kernel = unsafe fn(&[*mut f32], &[*mut f32; 3], &mut [f32]) -> f32;
+        let mut kernels: Vec<(&str, Kernel)> = vec![("portable", |c, o, h| unsafe {
+            cbow_step_portable::<3>(3 * LANES, c, o, h, 0.05, &Sigmoid::default())
+        })];
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx") {
+            kernels.push(("avx", |c, o, h| unsafe {
+                cbow_step_avx::<3>(3 * LANES, c, o, h, 0.05, &Sigmoid::default())
+            }));
+        }
+        for (name, kernel) in kernels {
+            let (mut hk, mut uk) = (h0.clone(), u0.clone());
+            let contexts = ptrs(&mut hk, d, [0, 1, 0]);
+            let outputs = ptrs(&mut uk, d, [0, 1, 2]);
+            let mut scratch = vec![0f32; d];
+            // SAFETY: as above; AVX was detected for the AVX kernel.
+            let loss = unsafe { kernel(&contexts, &outputs, &mut scratch) };
+            assert_eq!(loss.to_bits(), want_loss.to_bits(), "{name}");
+            assert_eq!(bits(&scratch), bits(&mean), "{name}");
+            assert_eq!(bits(&uk), bits(&u), "{name}");
+            assert_eq!(bits(&hk), bits(&h), "{name}");
+        }
     }
 
     #[test]

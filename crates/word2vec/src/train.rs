@@ -1093,6 +1093,102 @@ mod tests {
         assert_ne!(input.row(1), &before_in[8..16]);
     }
 
+    /// CBOW's sentence loop, which draws one position ahead and takes the lane kernel where it
+    /// can, is word2vec.c's loop to the bit: each position draws its reduced window and
+    /// (with a context) its noise words in turn, averages its context rows, takes
+    /// `negative_sampling_step` and adds the gradient to every context row. Sixteen words and
+    /// five noise words make both paths common (repeated noise words take the plain step).
+    #[test]
+    fn cbow_sentence_is_word2vec_c_one_position_at_a_time() {
+        let config = Word2VecConfig {
+            architecture: Architecture::Cbow,
+            dim: 12,
+            window: 3,
+            negative: 5,
+            ..Default::default()
+        };
+        let (v, stride) = (16usize, row_stride(config.dim));
+        let mut counts: Vec<u64> = (0..v as u64).map(|i| 40 - 2 * i).collect();
+        counts[3] = 90;
+        let (noise, sigmoid) = (AliasTable::unigram(&counts, 0.75), Sigmoid::default());
+        let sent: Vec<u32> = (0..57u32).map(|i| (i * i + 3 * i) % v as u32).collect();
+        let (input0, output0) = matrices(v, config.dim);
+
+        let (mut input, mut output) = (input0.clone(), output0.clone());
+        let (ours, rng_after) = {
+            let (inp, out) = (
+                SharedMatrix::new(&mut input, stride),
+                SharedMatrix::new(&mut output, stride),
+            );
+            let job = test_job(&config, &inp, &noise, &sigmoid);
+            let mut buf = Buffers::new(&config);
+            let mut rng = SplitMix64::new(11);
+            let got = cbow_sentence(
+                &job,
+                &out,
+                &mut rng,
+                &sent,
+                &mut buf.h,
+                &mut buf.grad,
+                &mut buf.negs,
+                &mut buf.context_rows,
+            );
+            (got, rng.next_f32())
+        };
+
+        let (mut ref_in, mut ref_out) = (input0.clone(), output0.clone());
+        let (mut loss, mut examples) = (0f64, 0u64);
+        let mut rng = SplitMix64::new(11);
+        {
+            let (inp, out) = (
+                SharedMatrix::new(&mut ref_in, stride),
+                SharedMatrix::new(&mut ref_out, stride),
+            );
+            let (mut h, mut grad) = (vec![0f32; stride], vec![0f32; stride]);
+            for (pos, &word) in sent.iter().enumerate() {
+                let reduced = config.window - rng.below(config.window as u32) as usize;
+                let lo = pos.saturating_sub(reduced);
+                let hi = (pos + reduced + 1).min(sent.len());
+                let contexts: Vec<u32> = (lo..hi).filter(|&i| i != pos).map(|i| sent[i]).collect();
+                if contexts.is_empty() {
+                    continue;
+                }
+                h.fill(0.0);
+                for &c in &contexts {
+                    sgd::axpy(1.0, inp.row(c), &mut h);
+                }
+                let inv = 1.0 / contexts.len() as f32;
+                h.iter_mut().for_each(|x| *x *= inv);
+                grad.fill(0.0);
+                loss += sgd::negative_sampling_step(
+                    &h,
+                    &mut grad,
+                    word,
+                    config.negative,
+                    || noise.sample(&mut rng),
+                    0.1,
+                    &sigmoid,
+                    |j| out.row(j),
+                ) as f64;
+                for &c in &contexts {
+                    sgd::axpy(1.0, &grad, inp.row(c));
+                }
+                examples += 1;
+            }
+        }
+        assert_eq!(ours.1, examples);
+        assert_eq!(ours.0.to_bits(), loss.to_bits());
+        assert_eq!(
+            rng_after.to_bits(),
+            rng.next_f32().to_bits(),
+            "the same draws"
+        );
+        let bits = |m: &[f32]| m.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&input), bits(&ref_in));
+        assert_eq!(bits(&output), bits(&ref_out));
+        assert_ne!(bits(&input), bits(&input0), "the sentence trained");
+    }
+
     #[test]
     fn private_rows_only_with_several_threads() {
         let cfg = |threads, private_rows| Word2VecConfig {
